@@ -1,0 +1,72 @@
+# okno: idempotent bookings and a transactional outbox inside PostgreSQL.
+#
+#   make && sudo make install      build and install into the PostgreSQL that
+#                                  pg_config names (PG_CONFIG=... to choose)
+#   make test                      the whole suite on a throwaway cluster
+#   make demo                      the course scenario on a throwaway cluster
+#   make unit                      the pure-C unit tests (no server needed)
+#   make installcheck              regress + isolation against a running server
+#                                  (PGHOST, PGPORT, PGUSER as usual)
+
+EXTENSION    = okno
+EXTVERSION   = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" okno.control)
+
+MODULE_big   = okno
+OBJS = \
+	src/okno.o \
+	src/errors.o \
+	src/key.o \
+	src/payload.o \
+	src/rfc3339.o \
+	src/canonical.o \
+	src/fingerprint.o \
+	src/lock.o \
+	src/response.o \
+	src/store.o \
+	src/uuid7.o \
+	src/outbox.o \
+	src/create.o \
+	src/drain.o
+
+DATA         = $(wildcard sql/okno--*.sql)
+
+# pg_regress: inputs in test/sql, expected output in expected/
+REGRESS      = setup scenario key_rule payload_rules vectors create settings \
+               drain other_schema trusted
+REGRESS_OPTS = --inputdir=test
+
+# pg_isolation_regress: specs in test/specs, expected output in expected/
+ISOLATION    = same_key_read_committed same_key_repeatable_read slot_race \
+               drainers drain_rollback course_lock
+ISOLATION_OPTS = --inputdir=test --outputdir=.
+
+EXTRA_CLEAN  = results output_iso regression.diffs regression.out \
+               test/unit/*.o
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+
+ifneq ($(wildcard $(PGXS)),)
+include $(PGXS)
+else
+# Without the server headers only the bootstrap targets below work; they
+# install what is missing (as root) before building.
+all install installcheck:
+	@echo "PGXS not found through '$(PG_CONFIG)': install the server headers," >&2
+	@echo "    apt-get install postgresql-server-dev-15" >&2
+	@echo "or run 'make test' / 'make demo' as root, which install them." >&2
+	@exit 1
+endif
+
+.PHONY: test demo unit
+
+# The full suite, on a throwaway cluster; the last line is "N passed, N failed".
+test:
+	@tools/run test
+
+# The course scenario, step by step, on a throwaway cluster.
+demo:
+	@tools/run demo
+
+unit:
+	@$(MAKE) -s -C test/unit

@@ -1,0 +1,95 @@
+/*-------------------------------------------------------------------------
+ *
+ * canonical.c
+ *		Canonical JSON text of a booking request.
+ *
+ * The canonical form is a JSON object with its keys in byte order, no
+ * insignificant whitespace, the resource as a plain decimal integer and
+ * both instants in the UTC form written by rfc3339_format_utc():
+ *
+ *		{"ends_at":"...Z","resource_id":N,"starts_at":"...Z"}
+ *
+ * Equal requests therefore always produce byte-identical text.
+ *
+ * src/canonical.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "canonical.h"
+#include "rfc3339.h"
+
+static char *put_literal(char *p, const char *s);
+static char *put_int32(char *p, int32_t value);
+
+/*
+ * Copy the NUL-terminated string s to p (without the NUL) and return the
+ * position after it.
+ */
+static char *
+put_literal(char *p, const char *s)
+{
+	size_t		n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/*
+ * Write value in decimal (with a leading '-' if negative) at p and return
+ * the position after it.  Handles INT32_MIN.
+ */
+static char *
+put_int32(char *p, int32_t value)
+{
+	char		digits[OKNO_INT32_DECIMAL_MAXLEN];
+	int			n = 0;
+	uint32_t	u;
+
+	if (value < 0)
+	{
+		*p++ = '-';
+		u = (uint32_t) (-(int64_t) value);
+	}
+	else
+		u = (uint32_t) value;
+
+	do
+	{
+		digits[n++] = (char) ('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+
+	while (n > 0)
+		*p++ = digits[--n];
+	return p;
+}
+
+/*
+ * okno_canonical_write
+ *		Write the canonical text for (resource_id, starts, ends) into buf.
+ *
+ * buf must have room for OKNO_CANONICAL_MAXLEN + 1 bytes.  The text is
+ * NUL-terminated; its length without the NUL is returned.  The instants are
+ * expected to lie between RFC3339_MIN_UNIX_US and RFC3339_MAX_UNIX_US.
+ */
+size_t
+okno_canonical_write(char *buf, int32_t resource_id, int64_t starts_unix_us,
+					 int64_t ends_unix_us)
+{
+	char	   *p = buf;
+
+	p = put_literal(p, "{\"ends_at\":\"");
+	p += rfc3339_format_utc(ends_unix_us, p);
+	p = put_literal(p, "\",\"resource_id\":");
+	p = put_int32(p, resource_id);
+	p = put_literal(p, ",\"starts_at\":\"");
+	p += rfc3339_format_utc(starts_unix_us, p);
+	p = put_literal(p, "\"}");
+	*p = '\0';
+
+	return (size_t) (p - buf);
+}

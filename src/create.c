@@ -1,0 +1,199 @@
+/*-------------------------------------------------------------------------
+ *
+ * create.c
+ *	  okno_create_booking(actor, key, payload): the contract's steps, in order.
+ *
+ *   1. the key rule                                  invalid_key
+ *   2. the payload, strictly                         invalid_payload
+ *   3. canonical form and fingerprint
+ *   4. the course's advisory lock on actor:key
+ *   5. look up (actor, key): replay, or             key_reused
+ *   6. actor and resource exist                      actor_missing,
+ *                                                    resource_missing
+ *      insert booking, key and event; NOTIFY         slot_busy
+ *   7. return the card (stored and returned as one datum)
+ *
+ * Everything runs in the caller's transaction: no commit, no
+ * subtransaction.  An error anywhere aborts the caller's transaction (or
+ * its subtransaction), so nothing of a failed attempt remains and the key
+ * can be used again later.  Errors raised by the inserts are translated
+ * into domain errors and raised again at once; nothing touches the
+ * database between catching and raising.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/snapmgr.h"
+
+#include "okno.h"
+#include "errors.h"
+
+PG_FUNCTION_INFO_V1(okno_create_booking);
+
+#define OKNO_EVENT_BOOKING_CREATED "booking_created"
+
+/*
+ * Called in PG_CATCH around the inserts: raise the domain error an
+ * integrity error stands for, or return so that the caller re-throws it.
+ */
+static void
+translate_store_error(MemoryContext cxt, int32 actor, const char *keystr,
+					  int32 resource_id, const char *schema)
+{
+	ErrorData  *edata;
+	const char *con;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	con = edata->constraint_name ? edata->constraint_name : "";
+
+	switch (edata->sqlerrcode)
+	{
+		case ERRCODE_EXCLUSION_VIOLATION:
+			if (strcmp(con, OKNO_OVERLAP_CONSTRAINT) == 0)
+			{
+				FlushErrorState();
+				okno_error_slot_busy(resource_id, schema);
+			}
+			break;
+		case ERRCODE_UNIQUE_VIOLATION:
+			/* only a writer that skips the advisory lock can get here */
+			if (strcmp(con, "idempotency_pkey") == 0)
+			{
+				FlushErrorState();
+				okno_error_concurrent_request(actor, keystr);
+			}
+			break;
+		case ERRCODE_FOREIGN_KEY_VIOLATION:
+			/* the actor or resource was deleted after we checked */
+			if (strcmp(con, "bookings_actor_id_fkey") == 0 ||
+				strcmp(con, "idempotency_actor_id_fkey") == 0)
+			{
+				FlushErrorState();
+				okno_error_actor_missing(actor, false);
+			}
+			if (strcmp(con, "bookings_resource_id_fkey") == 0)
+			{
+				FlushErrorState();
+				okno_error_resource_missing(resource_id);
+			}
+			break;
+		default:
+			break;
+	}
+	FreeErrorData(edata);
+}
+
+/*
+ * Steps 6 and 7: insert the booking, its key and its event; return the card
+ * (allocated in cxt).
+ */
+static Jsonb *
+create_new(int32 actor, text *key, const char *keystr, const OknoBookingIn *in,
+		   const char *fingerprint, MemoryContext cxt)
+{
+	Jsonb	   *volatile card = NULL;
+	char	   *schema;
+
+	okno_check_references(actor, in->resource_id);
+	okno_lock_resource(in->resource_id);
+	schema = MemoryContextStrdup(cxt, okno_schema_name());
+
+	PG_TRY();
+	{
+		int64		id;
+		MemoryContext oldcxt;
+
+		id = okno_insert_booking(actor, in);
+		oldcxt = MemoryContextSwitchTo(cxt);
+		card = okno_booking_card(id, actor, in, "confirmed");
+		MemoryContextSwitchTo(oldcxt);
+		okno_insert_key(actor, key, fingerprint, card);
+		okno_insert_event(OKNO_EVENT_BOOKING_CREATED, okno_event_payload(id));
+	}
+	PG_CATCH();
+	{
+		translate_store_error(cxt, actor, keystr, in->resource_id, schema);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	return card;
+}
+
+Datum
+okno_create_booking(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		actor_isnull = PG_ARGISNULL(0);
+	int32		actor = actor_isnull ? 0 : PG_GETARG_INT32(0);
+	text	   *key = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1);
+	Jsonb	   *payload = PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2);
+	OknoBookingIn in;
+	char		fingerprint[OKNO_FINGERPRINT_LEN + 1];
+	char	   *keystr;
+	OknoStoredKey stored;
+	Jsonb	   *result;
+
+	PreventCommandIfReadOnly("okno_create_booking()");
+
+	/* 1, 2, 3: pure checks and the fingerprint, before any lock */
+	okno_check_key(key);
+	okno_parse_payload(payload, &in);
+	okno_fingerprint_hex(&in, fingerprint);
+	keystr = text_to_cstring(key);
+
+	/* a null actor has no scope to lock or look up: it cannot exist */
+	if (actor_isnull)
+		okno_error_actor_missing(0, true);
+
+	/* 4 */
+	okno_lock_request(actor, key);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* 5 */
+	okno_lookup_key(actor, key, InvalidSnapshot, cxt, &stored);
+	if (!stored.found && IsolationUsesXactSnapshot())
+	{
+		OknoStoredKey latest;
+
+		/*
+		 * Our snapshot predates a request with this key that committed
+		 * while we waited for the lock: we can neither replay it (we cannot
+		 * see it) nor create (that would be a second booking).
+		 */
+		okno_lookup_key(actor, key, GetLatestSnapshot(), cxt, &latest);
+		if (latest.found)
+			okno_error_concurrent_request(actor, keystr);
+	}
+
+	if (stored.found)
+	{
+		if (stored.fingerprint_version != OKNO_FINGERPRINT_VERSION)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("idempotency key \"%s\" of actor %d has unsupported fingerprint version %d",
+							keystr, actor, stored.fingerprint_version),
+					 errdetail("This version of okno computes fingerprint version %d only.",
+							   OKNO_FINGERPRINT_VERSION)));
+		if (strcmp(stored.fingerprint, fingerprint) != 0)
+			okno_error_key_reused(actor, keystr);
+		result = stored.response;
+	}
+	else
+		result = create_new(actor, key, keystr, &in, fingerprint, cxt);
+
+	if (SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed");
+
+	PG_RETURN_JSONB_P(result);
+}

@@ -1,0 +1,37 @@
+/*-------------------------------------------------------------------------
+ *
+ * errors.h
+ *	  okno's SQLSTATEs and the one helper that raises each domain error.
+ *
+ * Every domain error okno raises goes through one of these helpers, so the
+ * SQLSTATE, the message and the shape of the DETAIL are defined once, in
+ * errors.c.  The README maps the SQLSTATEs to HTTP statuses.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef OKNO_ERRORS_H
+#define OKNO_ERRORS_H
+
+#include "postgres.h"
+
+#define ERRCODE_OKNO_INVALID_KEY		MAKE_SQLSTATE('O','K','B','0','1')
+#define ERRCODE_OKNO_INVALID_PAYLOAD	MAKE_SQLSTATE('O','K','B','0','2')
+#define ERRCODE_OKNO_RESOURCE_MISSING	MAKE_SQLSTATE('O','K','B','0','3')
+#define ERRCODE_OKNO_KEY_REUSED			MAKE_SQLSTATE('O','K','B','0','4')
+#define ERRCODE_OKNO_SLOT_BUSY			MAKE_SQLSTATE('O','K','B','0','5')
+#define ERRCODE_OKNO_ACTOR_MISSING		MAKE_SQLSTATE('O','K','B','0','6')
+
+/* The constraint whose violation is slot_busy; set on the error. */
+#define OKNO_OVERLAP_CONSTRAINT "bookings_no_overlap"
+
+extern void okno_error_invalid_key(const char *detail) pg_attribute_noreturn();
+extern void okno_error_invalid_payload(const char *detail) pg_attribute_noreturn();
+extern void okno_error_resource_missing(int32 resource_id) pg_attribute_noreturn();
+extern void okno_error_key_reused(int32 actor, const char *key) pg_attribute_noreturn();
+extern void okno_error_slot_busy(int32 resource_id, const char *schema) pg_attribute_noreturn();
+extern void okno_error_actor_missing(int32 actor, bool isnull) pg_attribute_noreturn();
+extern void okno_error_concurrent_request(int32 actor, const char *key) pg_attribute_noreturn();
+
+#endif							/* OKNO_ERRORS_H */

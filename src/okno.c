@@ -1,0 +1,211 @@
+/*-------------------------------------------------------------------------
+ *
+ * okno.c
+ *	  Module entry: PG_MODULE_MAGIC, _PG_init, okno's schema and its plans.
+ *
+ * okno is not relocatable but has no fixed schema: CREATE EXTENSION puts it
+ * in the current schema or the one named with SCHEMA.  Every SQL text okno
+ * runs names that schema explicitly, so nothing depends on the caller's
+ * search_path.  PostgreSQL 15 does not export get_extension_schema(), so
+ * the schema is read from pg_extension here and cached for the backend's
+ * life, together with the OIDs of okno's tables.
+ *
+ * The cache (and with it every prepared plan) is dropped when any of those
+ * tables gets a relcache invalidation (DROP EXTENSION, ALTER TABLE, VACUUM's
+ * statistics update ...) or any schema changes: the next call looks the
+ * schema up again and prepares its plans anew.  That is rare and cheap, and
+ * it makes DROP EXTENSION okno; CREATE EXTENSION okno SCHEMA other work in a
+ * session that had already used okno.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+
+#include "okno.h"
+
+PG_MODULE_MAGIC;
+
+static const char *const okno_tables[] = {
+	"actors", "resources", "bookings", "idempotency", "outbox"
+};
+
+#define OKNO_NUM_TABLES lengthof(okno_tables)
+
+static bool cache_valid = false;
+static uint64 cache_generation = 0;
+static char *cache_schema = NULL;	/* quoted, in TopMemoryContext */
+static char *cache_schema_raw = NULL;	/* unquoted, in TopMemoryContext */
+static Oid	cache_relids[OKNO_NUM_TABLES];
+
+void		_PG_init(void);
+
+static void
+okno_relcache_callback(Datum arg pg_attribute_unused(), Oid relid)
+{
+	int			i;
+
+	if (!OidIsValid(relid))
+	{
+		cache_valid = false;
+		return;
+	}
+	for (i = 0; i < (int) OKNO_NUM_TABLES; i++)
+	{
+		if (cache_relids[i] == relid)
+		{
+			cache_valid = false;
+			return;
+		}
+	}
+}
+
+static void
+okno_namespace_callback(Datum arg pg_attribute_unused(),
+						int cacheid pg_attribute_unused(),
+						uint32 hashvalue pg_attribute_unused())
+{
+	cache_valid = false;
+}
+
+void
+_PG_init(void)
+{
+	CacheRegisterRelcacheCallback(okno_relcache_callback, (Datum) 0);
+	CacheRegisterSyscacheCallback(NAMESPACEOID, okno_namespace_callback, (Datum) 0);
+}
+
+/*
+ * The OID of the schema okno is installed in, read from pg_extension.
+ */
+static Oid
+lookup_extension_schema(void)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			result = InvalidOid;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("okno"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		result = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	if (!OidIsValid(result))
+	{
+		cache_valid = false;
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("extension \"okno\" is not installed in this database"),
+				 errhint("Run CREATE EXTENSION okno CASCADE.")));
+	}
+	return result;
+}
+
+static void
+okno_ensure_cache(void)
+{
+	Oid			nsp;
+	char	   *name;
+	MemoryContext oldcxt;
+	int			i;
+
+	if (cache_valid)
+		return;
+
+	/* assume valid from here; an invalidation arriving meanwhile resets it */
+	cache_valid = true;
+	nsp = lookup_extension_schema();
+	name = get_namespace_name(nsp);
+	if (name == NULL)
+	{
+		cache_valid = false;
+		elog(ERROR, "cache lookup failed for namespace %u", nsp);
+	}
+
+	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+	if (cache_schema != NULL)
+		pfree(cache_schema);
+	if (cache_schema_raw != NULL)
+		pfree(cache_schema_raw);
+	cache_schema_raw = pstrdup(name);
+	cache_schema = pstrdup(quote_identifier(name));
+	MemoryContextSwitchTo(oldcxt);
+
+	for (i = 0; i < (int) OKNO_NUM_TABLES; i++)
+		cache_relids[i] = get_relname_relid(okno_tables[i], nsp);
+
+	cache_generation++;
+}
+
+/*
+ * The name of okno's schema, unquoted (for error fields and messages).
+ */
+const char *
+okno_schema_name(void)
+{
+	okno_ensure_cache();
+	return cache_schema_raw;
+}
+
+/*
+ * The kept plan for p, prepared (again) if the cache has changed since.
+ * The caller must be connected to SPI.
+ */
+SPIPlanPtr
+okno_plan(OknoPlan *p)
+{
+	okno_ensure_cache();
+	if (p->plan == NULL || p->generation != cache_generation)
+	{
+		char	   *sql;
+		SPIPlanPtr	plan;
+
+		if (p->plan != NULL)
+		{
+			SPI_freeplan(p->plan);
+			p->plan = NULL;
+		}
+		sql = psprintf(p->sql, cache_schema);
+		plan = SPI_prepare(sql, p->nargs, p->argtypes);
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
+				 sql, SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		p->plan = plan;
+		p->generation = cache_generation;
+		pfree(sql);
+	}
+	return p->plan;
+}
+
+/*
+ * Raise a can't-happen error unless a SPI call returned what was expected.
+ */
+void
+okno_check_spi(int rc, int expected, const char *what)
+{
+	if (rc != expected)
+		elog(ERROR, "SPI execution failed for %s: %s", what, SPI_result_code_string(rc));
+}

@@ -1,0 +1,94 @@
+/*-------------------------------------------------------------------------
+ *
+ * okno.h
+ *	  Declarations shared by okno's PostgreSQL glue.
+ *
+ * The pure parts of okno (rfc3339.h, canonical.h, uuid7.h) do not include
+ * this file; everything here needs postgres.h.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef OKNO_H
+#define OKNO_H
+
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "utils/jsonb.h"
+
+/* A booking request after validation: both instants as Unix microseconds. */
+typedef struct OknoBookingIn
+{
+	int32		resource_id;
+	int64		starts_us;
+	int64		ends_us;
+} OknoBookingIn;
+
+/* Length of a SHA-256 fingerprint written as lowercase hex. */
+#define OKNO_FINGERPRINT_LEN 64
+
+/* The fingerprint_version that names the canonical form of canonical.c. */
+#define OKNO_FINGERPRINT_VERSION 1
+
+/*
+ * A SPI plan whose text names okno's schema.  The text holds "%1$s" where
+ * the quoted schema name goes; okno_plan() prepares it once per backend (and
+ * again after the extension's objects change) and keeps it.
+ */
+typedef struct OknoPlan
+{
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[6];
+	SPIPlanPtr	plan;
+	uint64		generation;
+} OknoPlan;
+
+/* okno.c */
+extern const char *okno_schema_name(void);
+extern SPIPlanPtr okno_plan(OknoPlan *p);
+extern void okno_check_spi(int rc, int expected, const char *what);
+
+/* key.c */
+extern void okno_check_key(text *key);
+
+/* payload.c */
+extern void okno_parse_payload(Jsonb *payload, OknoBookingIn *out);
+extern TimestampTz okno_unix_us_to_timestamptz(int64 unix_us);
+extern int64 okno_now_unix_us(void);
+
+/* fingerprint.c */
+extern void okno_fingerprint_hex(const OknoBookingIn *in,
+								 char hex[OKNO_FINGERPRINT_LEN + 1]);
+
+/* lock.c */
+extern void okno_lock_request(int32 actor, text *key);
+extern void okno_lock_resource(int32 resource_id);
+
+/* response.c */
+extern Jsonb *okno_booking_card(int64 id, int32 actor, const OknoBookingIn *in,
+								const char *status);
+extern Jsonb *okno_event_payload(int64 booking_id);
+
+/* store.c */
+typedef struct OknoStoredKey
+{
+	bool		found;
+	int16		fingerprint_version;
+	char		fingerprint[OKNO_FINGERPRINT_LEN + 1];
+	Jsonb	   *response;		/* in the caller's memory context */
+} OknoStoredKey;
+
+extern void okno_lookup_key(int32 actor, text *key, Snapshot snapshot,
+							MemoryContext resultcxt, OknoStoredKey *out);
+extern void okno_check_references(int32 actor, int32 resource_id);
+extern int64 okno_insert_booking(int32 actor, const OknoBookingIn *in);
+extern void okno_insert_key(int32 actor, text *key, const char *fingerprint,
+							Jsonb *response);
+
+/* outbox.c */
+extern void okno_insert_event(const char *kind, Jsonb *payload);
+
+#endif							/* OKNO_H */

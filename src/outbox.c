@@ -1,0 +1,70 @@
+/*-------------------------------------------------------------------------
+ *
+ * outbox.c
+ *	  Write one outbox event and wake the listeners.
+ *
+ * Event ids are UUID version 7 (RFC 9562): a millisecond Unix timestamp,
+ * twelve more bits of sub-millisecond time, then 62 random bits.  uuid7.c
+ * keeps them strictly increasing within a backend even if the clock stands
+ * still or steps back, so one backend's events sort in the order written.
+ *
+ * NOTIFY okno_outbox is queued with the event; PostgreSQL delivers it only
+ * if and when the transaction commits.  Its payload is empty, so the
+ * notifications of one transaction fold into one.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "commands/async.h"
+#include "utils/builtins.h"
+#include "utils/uuid.h"
+
+#include "okno.h"
+#include "uuid7.h"
+
+#define OKNO_NOTIFY_CHANNEL "okno_outbox"
+
+static uuid7_state event_id_state;
+
+static OknoPlan insert_event_plan = {
+	.sql =
+	"INSERT INTO %1$s.outbox (id, kind, payload) VALUES ($1, $2, $3)",
+	.nargs = 3,
+	.argtypes = {UUIDOID, TEXTOID, JSONBOID}
+};
+
+static void
+new_event_id(pg_uuid_t *id)
+{
+	uint8		rnd[8];
+
+	if (!pg_strong_random(rnd, sizeof(rnd)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate random values")));
+	uuid7_generate(&event_id_state, okno_now_unix_us(), rnd, id->data);
+}
+
+/*
+ * Insert an event of this kind with this payload and queue the NOTIFY.
+ */
+void
+okno_insert_event(const char *kind, Jsonb *payload)
+{
+	pg_uuid_t  *id = palloc(sizeof(pg_uuid_t));
+	Datum		values[3];
+	int			rc;
+
+	new_event_id(id);
+	values[0] = UUIDPGetDatum(id);
+	values[1] = PointerGetDatum(cstring_to_text(kind));
+	values[2] = JsonbPGetDatum(payload);
+	rc = SPI_execute_plan(okno_plan(&insert_event_plan), values, NULL, false, 0);
+	okno_check_spi(rc, SPI_OK_INSERT, "outbox insert");
+
+	Async_Notify(OKNO_NOTIFY_CHANNEL, "");
+}

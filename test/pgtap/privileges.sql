@@ -1,0 +1,54 @@
+-- pgTAP: privileges after a trusted install.  A role that is not a
+-- superuser and has CREATE on the database and on a schema installs okno;
+-- it then holds every privilege on okno's tables and sequences, with the
+-- right to pass them on, while other roles hold none.  Runs in one
+-- transaction and rolls back.
+\set ON_ERROR_STOP 1
+\set QUIET 1
+\pset format unaligned
+\pset tuples_only true
+\pset pager off
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS btree_gist;
+CREATE ROLE regress_tap_owner NOSUPERUSER;
+CREATE ROLE regress_tap_stranger NOSUPERUSER;
+SELECT format('GRANT CREATE ON DATABASE %I TO regress_tap_owner', current_database()) \gexec
+CREATE SCHEMA okno_trusted AUTHORIZATION regress_tap_owner;
+
+SET ROLE regress_tap_owner;
+CREATE EXTENSION okno SCHEMA okno_trusted CASCADE;
+RESET ROLE;
+
+SELECT plan(25);
+
+SELECT isnt_superuser('regress_tap_owner');
+SELECT is((SELECT extowner::regrole::text FROM pg_extension WHERE extname = 'okno'), 'regress_tap_owner',
+          'the installing role owns the extension');
+
+SELECT table_privs_are('okno_trusted', t, 'regress_tap_owner',
+           ARRAY['DELETE', 'INSERT', 'REFERENCES', 'SELECT', 'TRIGGER', 'TRUNCATE', 'UPDATE'],
+           'the owner holds every privilege on ' || t)
+  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox']) AS t;
+SELECT ok(bool_and(has_table_privilege('regress_tap_owner', format('okno_trusted.%I', t), p || ' WITH GRANT OPTION')),
+          'the owner may grant every privilege on ' || t)
+  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox']) AS t,
+       unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES', 'TRIGGER']) AS p
+ GROUP BY t;
+SELECT sequence_privs_are('okno_trusted', s, 'regress_tap_owner', ARRAY['SELECT', 'UPDATE', 'USAGE'],
+           'the owner holds every privilege on ' || s)
+  FROM unnest(ARRAY['actors_id_seq', 'resources_id_seq', 'bookings_id_seq']) AS s;
+SELECT table_privs_are('okno_trusted', t, 'regress_tap_stranger', ARRAY[]::text[],
+           'another role holds no privilege on ' || t)
+  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox']) AS t;
+SELECT function_privs_are('okno_trusted', f, a, 'regress_tap_owner', ARRAY['EXECUTE'],
+           'the owner may execute ' || f)
+  FROM (VALUES ('okno_create_booking', ARRAY['integer', 'text', 'jsonb']),
+               ('okno_canonical', ARRAY['jsonb']),
+               ('okno_fingerprint', ARRAY['jsonb']),
+               ('okno_drain_once', ARRAY[]::text[])) AS v(f, a);
+SELECT is((SELECT count(*)::int FROM pg_proc WHERE pronamespace = 'okno_trusted'::regnamespace AND prosecdef), 0,
+          'no function is SECURITY DEFINER: callers need the table privileges');
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -1,0 +1,145 @@
+-- pgTAP: okno's schema as the contract names it (tables, columns,
+-- constraints, indexes, function signatures and properties).
+-- Runs in one transaction and rolls back.
+\set ON_ERROR_STOP 1
+\set QUIET 1
+\pset format unaligned
+\pset tuples_only true
+\pset pager off
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS btree_gist;
+CREATE SCHEMA okno_tap;
+CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
+
+SELECT plan(100);
+
+-- tables
+SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox']);
+
+-- actors, resources
+SELECT columns_are('okno_tap', 'actors', ARRAY['id', 'name']);
+SELECT col_type_is('okno_tap', 'actors', 'id', 'integer', 'actors.id is integer');
+SELECT col_is_pk('okno_tap', 'actors', 'id', 'actors.id is the primary key');
+SELECT col_not_null('okno_tap', 'actors', 'name', 'actors.name is NOT NULL');
+SELECT col_type_is('okno_tap', 'actors', 'name', 'text', 'actors.name is text');
+SELECT columns_are('okno_tap', 'resources', ARRAY['id', 'name']);
+SELECT col_type_is('okno_tap', 'resources', 'id', 'integer', 'resources.id is integer');
+SELECT col_is_pk('okno_tap', 'resources', 'id', 'resources.id is the primary key');
+SELECT col_not_null('okno_tap', 'resources', 'name', 'resources.name is NOT NULL');
+SELECT is((SELECT attidentity FROM pg_attribute WHERE attrelid = 'okno_tap.actors'::regclass AND attname = 'id'),
+          'd'::"char", 'actors.id is an identity column (by default)');
+SELECT is((SELECT attidentity FROM pg_attribute WHERE attrelid = 'okno_tap.resources'::regclass AND attname = 'id'),
+          'd'::"char", 'resources.id is an identity column (by default)');
+
+-- bookings
+SELECT columns_are('okno_tap', 'bookings',
+    ARRAY['id', 'resource_id', 'actor_id', 'starts_at', 'ends_at', 'status', 'created_at']);
+SELECT col_type_is('okno_tap', 'bookings', 'id', 'bigint', 'bookings.id is bigint');
+SELECT col_is_pk('okno_tap', 'bookings', 'id', 'bookings.id is the primary key');
+SELECT is((SELECT attidentity FROM pg_attribute WHERE attrelid = 'okno_tap.bookings'::regclass AND attname = 'id'),
+          'a'::"char", 'bookings.id is an identity column (always)');
+SELECT col_type_is('okno_tap', 'bookings', 'resource_id', 'integer', 'bookings.resource_id is integer');
+SELECT col_type_is('okno_tap', 'bookings', 'actor_id', 'integer', 'bookings.actor_id is integer');
+SELECT col_type_is('okno_tap', 'bookings', 'starts_at', 'timestamp with time zone', 'bookings.starts_at is timestamptz');
+SELECT col_type_is('okno_tap', 'bookings', 'ends_at', 'timestamp with time zone', 'bookings.ends_at is timestamptz');
+SELECT col_type_is('okno_tap', 'bookings', 'status', 'text', 'bookings.status is text');
+SELECT col_type_is('okno_tap', 'bookings', 'created_at', 'timestamp with time zone', 'bookings.created_at is timestamptz');
+SELECT col_not_null('okno_tap', 'bookings', c, 'bookings.' || c || ' is NOT NULL')
+  FROM unnest(ARRAY['resource_id', 'actor_id', 'starts_at', 'ends_at', 'status', 'created_at']) AS c;
+SELECT col_default_is('okno_tap', 'bookings', 'status', 'confirmed', 'bookings.status defaults to confirmed');
+SELECT col_default_is('okno_tap', 'bookings', 'created_at', 'now()', 'bookings.created_at defaults to now()');
+SELECT fk_ok('okno_tap', 'bookings', 'resource_id', 'okno_tap', 'resources', 'id');
+SELECT fk_ok('okno_tap', 'bookings', 'actor_id', 'okno_tap', 'actors', 'id');
+SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint
+            WHERE conrelid = 'okno_tap.bookings'::regclass AND conname = 'bookings_no_overlap'),
+          'EXCLUDE USING gist (resource_id WITH =, tstzrange(starts_at, ends_at) WITH &&) WHERE ((status = ''confirmed''::text))',
+          'bookings_no_overlap excludes overlapping confirmed periods of a resource');
+SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint
+            WHERE conrelid = 'okno_tap.bookings'::regclass AND conname = 'bookings_check'),
+          'CHECK ((starts_at < ends_at))', 'bookings: starts_at < ends_at');
+SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint
+            WHERE conrelid = 'okno_tap.bookings'::regclass AND conname = 'bookings_status_check'),
+          'CHECK ((status = ANY (ARRAY[''confirmed''::text, ''cancelled''::text])))', 'bookings.status is confirmed or cancelled');
+
+-- idempotency
+SELECT columns_are('okno_tap', 'idempotency',
+    ARRAY['actor_id', 'request_key', 'fingerprint', 'fingerprint_version', 'response_body', 'created_at']);
+SELECT col_type_is('okno_tap', 'idempotency', 'actor_id', 'integer', 'idempotency.actor_id is integer');
+SELECT col_type_is('okno_tap', 'idempotency', 'request_key', 'character varying(80)', 'idempotency.request_key is varchar(80)');
+SELECT col_type_is('okno_tap', 'idempotency', 'fingerprint', 'character(64)', 'idempotency.fingerprint is char(64)');
+SELECT col_type_is('okno_tap', 'idempotency', 'fingerprint_version', 'smallint', 'idempotency.fingerprint_version is smallint');
+SELECT col_type_is('okno_tap', 'idempotency', 'response_body', 'jsonb', 'idempotency.response_body is jsonb');
+SELECT col_type_is('okno_tap', 'idempotency', 'created_at', 'timestamp with time zone', 'idempotency.created_at is timestamptz');
+SELECT col_not_null('okno_tap', 'idempotency', c, 'idempotency.' || c || ' is NOT NULL')
+  FROM unnest(ARRAY['actor_id', 'request_key', 'fingerprint', 'fingerprint_version', 'response_body', 'created_at']) AS c;
+SELECT col_default_is('okno_tap', 'idempotency', 'fingerprint_version', 1::smallint, 'fingerprint_version defaults to 1');
+SELECT col_is_pk('okno_tap', 'idempotency', ARRAY['actor_id', 'request_key']::name[], 'idempotency''s primary key is (actor_id, request_key)');
+SELECT fk_ok('okno_tap', 'idempotency', 'actor_id', 'okno_tap', 'actors', 'id');
+
+-- outbox
+SELECT columns_are('okno_tap', 'outbox', ARRAY['id', 'kind', 'payload', 'created_at', 'delivered_at']);
+SELECT col_type_is('okno_tap', 'outbox', 'id', 'uuid', 'outbox.id is uuid');
+SELECT col_is_pk('okno_tap', 'outbox', 'id', 'outbox.id is the primary key');
+SELECT col_type_is('okno_tap', 'outbox', 'kind', 'character varying(40)', 'outbox.kind is varchar(40)');
+SELECT col_type_is('okno_tap', 'outbox', 'payload', 'jsonb', 'outbox.payload is jsonb');
+SELECT col_type_is('okno_tap', 'outbox', 'delivered_at', 'timestamp with time zone', 'outbox.delivered_at is timestamptz');
+SELECT col_not_null('okno_tap', 'outbox', c, 'outbox.' || c || ' is NOT NULL')
+  FROM unnest(ARRAY['kind', 'payload', 'created_at']) AS c;
+SELECT col_is_null('okno_tap', 'outbox', 'delivered_at', 'outbox.delivered_at is nullable');
+SELECT has_index('okno_tap', 'outbox', 'outbox_pending', ARRAY['id'], 'outbox_pending indexes id');
+SELECT is((SELECT pg_get_expr(indpred, indrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_pending'::regclass),
+          '(delivered_at IS NULL)', 'outbox_pending covers pending events only');
+
+-- indexes
+SELECT indexes_are('okno_tap', 'bookings', ARRAY['bookings_pkey', 'bookings_no_overlap']);
+SELECT indexes_are('okno_tap', 'idempotency', ARRAY['idempotency_pkey']);
+SELECT indexes_are('okno_tap', 'outbox', ARRAY['outbox_pkey', 'outbox_pending']);
+
+-- pg_dump keeps the rows and the identity sequences' positions
+SELECT set_eq(
+    $$SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'okno'$$,
+    ARRAY['okno_tap.actors', 'okno_tap.resources', 'okno_tap.bookings', 'okno_tap.idempotency', 'okno_tap.outbox',
+          'okno_tap.actors_id_seq', 'okno_tap.resources_id_seq', 'okno_tap.bookings_id_seq'],
+    'every table and identity sequence is an extension configuration relation');
+
+-- functions: signatures, results, volatility, strictness, parallel safety
+SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once']);
+SELECT has_function('okno_tap', 'okno_create_booking', ARRAY['integer', 'text', 'jsonb']);
+SELECT function_returns('okno_tap', 'okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb');
+SELECT volatility_is('okno_tap', 'okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'volatile');
+SELECT isnt_strict('okno_tap', 'okno_create_booking', ARRAY['integer', 'text', 'jsonb']);
+SELECT has_function('okno_tap', 'okno_canonical', ARRAY['jsonb']);
+SELECT function_returns('okno_tap', 'okno_canonical', ARRAY['jsonb'], 'text');
+SELECT volatility_is('okno_tap', 'okno_canonical', ARRAY['jsonb'], 'immutable');
+SELECT isnt_strict('okno_tap', 'okno_canonical', ARRAY['jsonb']);
+SELECT has_function('okno_tap', 'okno_fingerprint', ARRAY['jsonb']);
+SELECT function_returns('okno_tap', 'okno_fingerprint', ARRAY['jsonb'], 'text');
+SELECT volatility_is('okno_tap', 'okno_fingerprint', ARRAY['jsonb'], 'immutable');
+SELECT isnt_strict('okno_tap', 'okno_fingerprint', ARRAY['jsonb']);
+SELECT has_function('okno_tap', 'okno_drain_once', ARRAY[]::name[]);
+SELECT function_returns('okno_tap', 'okno_drain_once', ARRAY[]::name[], 'setof record');
+SELECT volatility_is('okno_tap', 'okno_drain_once', ARRAY[]::name[], 'volatile');
+SELECT is(pg_get_function_result('okno_tap.okno_drain_once()'::regprocedure),
+          'TABLE(event_id uuid, kind text, payload jsonb)', 'okno_drain_once returns (event_id, kind, payload)');
+SELECT is(pg_get_function_arguments('okno_tap.okno_create_booking(integer, text, jsonb)'::regprocedure),
+          'actor integer, key text, payload jsonb', 'okno_create_booking''s argument names');
+SELECT isnt_definer('okno_tap', f, f || ' is SECURITY INVOKER')
+  FROM unnest(ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once']) AS f;
+SELECT function_lang_is('okno_tap', f, 'c', f || ' is written in C')
+  FROM unnest(ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once']) AS f;
+SELECT is(
+    ARRAY(SELECT format('%s: %s', proname, proparallel) FROM pg_proc WHERE pronamespace = 'okno_tap'::regnamespace ORDER BY proname),
+    ARRAY['okno_canonical: s', 'okno_create_booking: u', 'okno_drain_once: u', 'okno_fingerprint: s'],
+    'the writing functions are parallel unsafe, the pure ones parallel safe');
+
+-- the extension itself
+SELECT has_extension('okno');
+SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'okno'), false, 'okno is not relocatable');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'okno'), '0.1.0', 'okno version 0.1.0');
+SELECT is((SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'okno'), 'okno_tap', 'installed into the schema given');
+SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.1.0'), true, 'okno is trusted');
+SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.1.0'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
+
+SELECT * FROM finish();
+ROLLBACK;
