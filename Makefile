@@ -26,18 +26,22 @@ OBJS = \
 	src/uuid7.o \
 	src/outbox.o \
 	src/create.o \
-	src/drain.o
+	src/drain.o \
+	src/failure.o \
+	src/booking.o \
+	src/purge.o
 
 DATA         = $(wildcard sql/okno--*.sql)
 
 # pg_regress: inputs in test/sql, expected output in expected/
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
-               drain other_schema trusted
+               drain drain_batch failures cancel purge status other_schema \
+               trusted upgrade
 REGRESS_OPTS = --inputdir=test
 
 # pg_isolation_regress: specs in test/specs, expected output in expected/
 ISOLATION    = same_key_read_committed same_key_repeatable_read slot_race \
-               drainers drain_rollback course_lock
+               drainers drain_rollback course_lock purge_concurrent cancel_race
 ISOLATION_OPTS = --inputdir=test --outputdir=.
 
 EXTRA_CLEAN  = results output_iso regression.diffs regression.out \
@@ -57,6 +61,9 @@ all install installcheck:
 	@echo "or run 'make test' / 'make demo' as root, which install them." >&2
 	@exit 1
 endif
+
+# okno-relay, the delivery worker (a libpq client program)
+-include relay/relay.mk
 
 .PHONY: test demo unit
 

@@ -37,8 +37,6 @@
 
 PG_FUNCTION_INFO_V1(okno_create_booking);
 
-#define OKNO_EVENT_BOOKING_CREATED "booking_created"
-
 /*
  * Called in PG_CATCH around the inserts: raise the domain error an
  * integrity error stands for, or return so that the caller re-throws it.

@@ -90,6 +90,32 @@ okno_error_actor_missing(int32 actor, bool isnull)
 }
 
 /*
+ * A booking that does not exist and one of another actor look the same:
+ * never reveal that another actor's booking exists.
+ */
+void
+okno_error_booking_missing(int64 booking_id, bool isnull)
+{
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_OKNO_BOOKING_MISSING),
+				 errmsg("booking id and actor must not be null")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_BOOKING_MISSING),
+			 errmsg("booking " INT64_FORMAT " does not exist", booking_id)));
+	pg_unreachable();
+}
+
+void
+okno_error_event_missing(const char *event_id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_EVENT_MISSING),
+			 errmsg("outbox event %s does not exist", event_id)));
+	pg_unreachable();
+}
+
+/*
  * Another transaction committed a request with this key after our snapshot
  * was taken (REPEATABLE READ or SERIALIZABLE): the only correct answer is to
  * retry the whole transaction, which will then see it and replay.

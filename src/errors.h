@@ -22,6 +22,8 @@
 #define ERRCODE_OKNO_KEY_REUSED			MAKE_SQLSTATE('O','K','B','0','4')
 #define ERRCODE_OKNO_SLOT_BUSY			MAKE_SQLSTATE('O','K','B','0','5')
 #define ERRCODE_OKNO_ACTOR_MISSING		MAKE_SQLSTATE('O','K','B','0','6')
+#define ERRCODE_OKNO_BOOKING_MISSING	MAKE_SQLSTATE('O','K','B','0','7')
+#define ERRCODE_OKNO_EVENT_MISSING		MAKE_SQLSTATE('O','K','B','0','8')
 
 /* The constraint whose violation is slot_busy; set on the error. */
 #define OKNO_OVERLAP_CONSTRAINT "bookings_no_overlap"
@@ -32,6 +34,8 @@ extern void okno_error_resource_missing(int32 resource_id) pg_attribute_noreturn
 extern void okno_error_key_reused(int32 actor, const char *key) pg_attribute_noreturn();
 extern void okno_error_slot_busy(int32 resource_id, const char *schema) pg_attribute_noreturn();
 extern void okno_error_actor_missing(int32 actor, bool isnull) pg_attribute_noreturn();
+extern void okno_error_booking_missing(int64 booking_id, bool isnull) pg_attribute_noreturn();
+extern void okno_error_event_missing(const char *event_id) pg_attribute_noreturn();
 extern void okno_error_concurrent_request(int32 actor, const char *key) pg_attribute_noreturn();
 
 #endif							/* OKNO_ERRORS_H */

@@ -17,6 +17,9 @@
  * it makes DROP EXTENSION okno; CREATE EXTENSION okno SCHEMA other work in a
  * session that had already used okno.
  *
+ * It also defines okno's settings (okno.retry_base, okno.retry_cap,
+ * okno.max_attempts); PostgreSQL checks them once the library is loaded.
+ *
  * Copyright (c) 2026, the okno authors
  *
  *-------------------------------------------------------------------------
@@ -31,6 +34,7 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -39,6 +43,11 @@
 #include "okno.h"
 
 PG_MODULE_MAGIC;
+
+/* GUCs: retries of failed deliveries (failure.c) */
+int			okno_retry_base_ms = 1000;
+int			okno_retry_cap_ms = 3600000;
+int			okno_max_attempts = 10;
 
 static const char *const okno_tables[] = {
 	"actors", "resources", "bookings", "idempotency", "outbox"
@@ -85,6 +94,30 @@ okno_namespace_callback(Datum arg pg_attribute_unused(),
 void
 _PG_init(void)
 {
+	DefineCustomIntVariable("okno.retry_base",
+							"Delay before the first retry of a failed delivery.",
+							"Each further failure doubles the delay, up to okno.retry_cap; "
+							"a random half of it is jitter.",
+							&okno_retry_base_ms,
+							1000, 1, 86400000,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("okno.retry_cap",
+							"Longest delay between retries of a failed delivery.",
+							NULL,
+							&okno_retry_cap_ms,
+							3600000, 1, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("okno.max_attempts",
+							"Failed deliveries after which an event is parked.",
+							"A parked event is not handed out again until okno_requeue().",
+							&okno_max_attempts,
+							10, 1, 1000,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("okno");
+
 	CacheRegisterRelcacheCallback(okno_relcache_callback, (Datum) 0);
 	CacheRegisterSyscacheCallback(NAMESPACEOID, okno_namespace_callback, (Datum) 0);
 }

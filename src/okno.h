@@ -46,6 +46,11 @@ typedef struct OknoPlan
 	uint64		generation;
 } OknoPlan;
 
+/* okno.c: settings */
+extern PGDLLIMPORT int okno_retry_base_ms;
+extern PGDLLIMPORT int okno_retry_cap_ms;
+extern PGDLLIMPORT int okno_max_attempts;
+
 /* okno.c */
 extern const char *okno_schema_name(void);
 extern SPIPlanPtr okno_plan(OknoPlan *p);
@@ -57,6 +62,7 @@ extern void okno_check_key(text *key);
 /* payload.c */
 extern void okno_parse_payload(Jsonb *payload, OknoBookingIn *out);
 extern TimestampTz okno_unix_us_to_timestamptz(int64 unix_us);
+extern int64 okno_timestamptz_to_unix_us(TimestampTz ts);
 extern int64 okno_now_unix_us(void);
 
 /* fingerprint.c */
@@ -89,6 +95,8 @@ extern void okno_insert_key(int32 actor, text *key, const char *fingerprint,
 							Jsonb *response);
 
 /* outbox.c */
+#define OKNO_EVENT_BOOKING_CREATED		"booking_created"
+#define OKNO_EVENT_BOOKING_CANCELLED	"booking_cancelled"
 extern void okno_insert_event(const char *kind, Jsonb *payload);
 
 #endif							/* OKNO_H */

@@ -55,6 +55,12 @@ okno_unix_us_to_timestamptz(int64 unix_us)
 }
 
 int64
+okno_timestamptz_to_unix_us(TimestampTz ts)
+{
+	return (int64) ts + UNIX_TO_PG_EPOCH_US;
+}
+
+int64
 okno_now_unix_us(void)
 {
 	return (int64) GetCurrentTimestamp() + UNIX_TO_PG_EPOCH_US;

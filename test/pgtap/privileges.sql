@@ -20,7 +20,7 @@ SET ROLE regress_tap_owner;
 CREATE EXTENSION okno SCHEMA okno_trusted CASCADE;
 RESET ROLE;
 
-SELECT plan(25);
+SELECT plan(34);
 
 SELECT isnt_superuser('regress_tap_owner');
 SELECT is((SELECT extowner::regrole::text FROM pg_extension WHERE extname = 'okno'), 'regress_tap_owner',
@@ -47,6 +47,19 @@ SELECT function_privs_are('okno_trusted', f, a, 'regress_tap_owner', ARRAY['EXEC
                ('okno_canonical', ARRAY['jsonb']),
                ('okno_fingerprint', ARRAY['jsonb']),
                ('okno_drain_once', ARRAY[]::text[])) AS v(f, a);
+SELECT ok(has_table_privilege('regress_tap_owner', 'okno_trusted.okno_outbox_status', 'SELECT WITH GRANT OPTION'),
+          'the owner may read the status view and grant reading it');
+SELECT ok(NOT has_table_privilege('regress_tap_stranger', 'okno_trusted.okno_outbox_status', 'SELECT'),
+          'another role may not read the status view');
+SELECT function_privs_are('okno_trusted', f, a, 'regress_tap_owner', ARRAY['EXECUTE'],
+           'the owner may execute ' || f)
+  FROM (VALUES ('okno_drain', ARRAY['integer']),
+               ('okno_record_failure', ARRAY['uuid', 'text']),
+               ('okno_release', ARRAY['uuid']),
+               ('okno_requeue', ARRAY['uuid']),
+               ('okno_get_booking', ARRAY['integer', 'bigint']),
+               ('okno_cancel_booking', ARRAY['integer', 'bigint']),
+               ('okno_purge', ARRAY['interval', 'interval'])) AS v(f, a);
 SELECT is((SELECT count(*)::int FROM pg_proc WHERE pronamespace = 'okno_trusted'::regnamespace AND prosecdef), 0,
           'no function is SECURITY DEFINER: callers need the table privileges');
 

@@ -12,7 +12,7 @@ CREATE EXTENSION IF NOT EXISTS btree_gist;
 CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 
-SELECT plan(100);
+SELECT plan(177);
 
 -- tables
 SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox']);
@@ -78,7 +78,8 @@ SELECT col_is_pk('okno_tap', 'idempotency', ARRAY['actor_id', 'request_key']::na
 SELECT fk_ok('okno_tap', 'idempotency', 'actor_id', 'okno_tap', 'actors', 'id');
 
 -- outbox
-SELECT columns_are('okno_tap', 'outbox', ARRAY['id', 'kind', 'payload', 'created_at', 'delivered_at']);
+SELECT columns_are('okno_tap', 'outbox',
+    ARRAY['id', 'kind', 'payload', 'created_at', 'delivered_at', 'attempts', 'last_error', 'available_at', 'parked_at']);
 SELECT col_type_is('okno_tap', 'outbox', 'id', 'uuid', 'outbox.id is uuid');
 SELECT col_is_pk('okno_tap', 'outbox', 'id', 'outbox.id is the primary key');
 SELECT col_type_is('okno_tap', 'outbox', 'kind', 'character varying(40)', 'outbox.kind is varchar(40)');
@@ -86,15 +87,29 @@ SELECT col_type_is('okno_tap', 'outbox', 'payload', 'jsonb', 'outbox.payload is 
 SELECT col_type_is('okno_tap', 'outbox', 'delivered_at', 'timestamp with time zone', 'outbox.delivered_at is timestamptz');
 SELECT col_not_null('okno_tap', 'outbox', c, 'outbox.' || c || ' is NOT NULL')
   FROM unnest(ARRAY['kind', 'payload', 'created_at']) AS c;
-SELECT col_is_null('okno_tap', 'outbox', 'delivered_at', 'outbox.delivered_at is nullable');
-SELECT has_index('okno_tap', 'outbox', 'outbox_pending', ARRAY['id'], 'outbox_pending indexes id');
+SELECT col_is_null('okno_tap', 'outbox', c, 'outbox.' || c || ' is nullable')
+  FROM unnest(ARRAY['delivered_at', 'last_error', 'available_at', 'parked_at']) AS c;
+SELECT col_type_is('okno_tap', 'outbox', 'attempts', 'integer', 'outbox.attempts is integer');
+SELECT col_not_null('okno_tap', 'outbox', 'attempts', 'outbox.attempts is NOT NULL');
+SELECT col_default_is('okno_tap', 'outbox', 'attempts', 0, 'outbox.attempts defaults to 0');
+SELECT col_type_is('okno_tap', 'outbox', 'last_error', 'text', 'outbox.last_error is text');
+SELECT col_type_is('okno_tap', 'outbox', 'available_at', 'timestamp with time zone', 'outbox.available_at is timestamptz');
+SELECT col_type_is('okno_tap', 'outbox', 'parked_at', 'timestamp with time zone', 'outbox.parked_at is timestamptz');
 SELECT is((SELECT pg_get_expr(indpred, indrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_pending'::regclass),
-          '(delivered_at IS NULL)', 'outbox_pending covers pending events only');
+          '((delivered_at IS NULL) AND (parked_at IS NULL))', 'outbox_pending covers pending, unparked events only');
+SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_pending'::regclass),
+          'CREATE INDEX outbox_pending ON okno_tap.outbox USING btree (id) INCLUDE (available_at) WHERE ((delivered_at IS NULL) AND (parked_at IS NULL))',
+          'outbox_pending carries available_at');
+SELECT is((SELECT pg_get_expr(indpred, indrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_parked'::regclass),
+          '((parked_at IS NOT NULL) AND (delivered_at IS NULL))', 'outbox_parked covers parked events only');
 
 -- indexes
 SELECT indexes_are('okno_tap', 'bookings', ARRAY['bookings_pkey', 'bookings_no_overlap']);
 SELECT indexes_are('okno_tap', 'idempotency', ARRAY['idempotency_pkey']);
-SELECT indexes_are('okno_tap', 'outbox', ARRAY['outbox_pkey', 'outbox_pending']);
+SELECT indexes_are('okno_tap', 'outbox', ARRAY['outbox_pkey', 'outbox_pending', 'outbox_parked']);
+SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint
+            WHERE conrelid = 'okno_tap.outbox'::regclass AND conname = 'outbox_attempts_check'),
+          'CHECK ((attempts >= 0))', 'outbox.attempts is never negative');
 
 -- pg_dump keeps the rows and the identity sequences' positions
 SELECT set_eq(
@@ -104,42 +119,47 @@ SELECT set_eq(
     'every table and identity sequence is an extension configuration relation');
 
 -- functions: signatures, results, volatility, strictness, parallel safety
-SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once']);
-SELECT has_function('okno_tap', 'okno_create_booking', ARRAY['integer', 'text', 'jsonb']);
-SELECT function_returns('okno_tap', 'okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb');
-SELECT volatility_is('okno_tap', 'okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'volatile');
-SELECT isnt_strict('okno_tap', 'okno_create_booking', ARRAY['integer', 'text', 'jsonb']);
-SELECT has_function('okno_tap', 'okno_canonical', ARRAY['jsonb']);
-SELECT function_returns('okno_tap', 'okno_canonical', ARRAY['jsonb'], 'text');
-SELECT volatility_is('okno_tap', 'okno_canonical', ARRAY['jsonb'], 'immutable');
-SELECT isnt_strict('okno_tap', 'okno_canonical', ARRAY['jsonb']);
-SELECT has_function('okno_tap', 'okno_fingerprint', ARRAY['jsonb']);
-SELECT function_returns('okno_tap', 'okno_fingerprint', ARRAY['jsonb'], 'text');
-SELECT volatility_is('okno_tap', 'okno_fingerprint', ARRAY['jsonb'], 'immutable');
-SELECT isnt_strict('okno_tap', 'okno_fingerprint', ARRAY['jsonb']);
-SELECT has_function('okno_tap', 'okno_drain_once', ARRAY[]::name[]);
-SELECT function_returns('okno_tap', 'okno_drain_once', ARRAY[]::name[], 'setof record');
-SELECT volatility_is('okno_tap', 'okno_drain_once', ARRAY[]::name[], 'volatile');
-SELECT is(pg_get_function_result('okno_tap.okno_drain_once()'::regprocedure),
-          'TABLE(event_id uuid, kind text, payload jsonb)', 'okno_drain_once returns (event_id, kind, payload)');
-SELECT is(pg_get_function_arguments('okno_tap.okno_create_booking(integer, text, jsonb)'::regprocedure),
-          'actor integer, key text, payload jsonb', 'okno_create_booking''s argument names');
-SELECT isnt_definer('okno_tap', f, f || ' is SECURITY INVOKER')
-  FROM unnest(ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once']) AS f;
-SELECT function_lang_is('okno_tap', f, 'c', f || ' is written in C')
-  FROM unnest(ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once']) AS f;
-SELECT is(
-    ARRAY(SELECT format('%s: %s', proname, proparallel) FROM pg_proc WHERE pronamespace = 'okno_tap'::regnamespace ORDER BY proname),
-    ARRAY['okno_canonical: s', 'okno_create_booking: u', 'okno_drain_once: u', 'okno_fingerprint: s'],
-    'the writing functions are parallel unsafe, the pure ones parallel safe');
+SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once',
+    'okno_drain', 'okno_record_failure', 'okno_release', 'okno_requeue', 'okno_get_booking', 'okno_cancel_booking', 'okno_purge']);
+CREATE TEMP TABLE fn (name name, args name[], result text, signature text, vol text, par text);
+INSERT INTO fn VALUES
+  ('okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb', 'actor integer, key text, payload jsonb', 'volatile', 'u'),
+  ('okno_canonical', ARRAY['jsonb'], 'text', 'payload jsonb', 'immutable', 's'),
+  ('okno_fingerprint', ARRAY['jsonb'], 'text', 'payload jsonb', 'immutable', 's'),
+  ('okno_drain_once', ARRAY[]::name[], 'TABLE(event_id uuid, kind text, payload jsonb)', '', 'volatile', 'u'),
+  ('okno_drain', ARRAY['integer'], 'TABLE(event_id uuid, kind text, payload jsonb, attempts integer)', 'max_events integer DEFAULT 100', 'volatile', 'u'),
+  ('okno_record_failure', ARRAY['uuid', 'text'], 'okno_tap.outbox', 'event_id uuid, error text', 'volatile', 'u'),
+  ('okno_release', ARRAY['uuid'], 'boolean', 'event_id uuid', 'volatile', 'u'),
+  ('okno_requeue', ARRAY['uuid'], 'boolean', 'event_id uuid', 'volatile', 'u'),
+  ('okno_get_booking', ARRAY['integer', 'bigint'], 'jsonb', 'actor integer, booking_id bigint', 'stable', 'r'),
+  ('okno_cancel_booking', ARRAY['integer', 'bigint'], 'jsonb', 'actor integer, booking_id bigint', 'volatile', 'u'),
+  ('okno_purge', ARRAY['interval', 'interval'], 'TABLE(keys_deleted bigint, events_deleted bigint)', 'keys_older_than interval, delivered_older_than interval', 'volatile', 'u');
+SELECT has_function('okno_tap', name, args, name || '(' || array_to_string(args, ', ') || ') exists') FROM fn ORDER BY name;
+SELECT volatility_is('okno_tap', name, args, vol, name || ' is ' || vol) FROM fn ORDER BY name;
+SELECT isnt_strict('okno_tap', name, args, name || ' is not strict: NULL arguments are errors') FROM fn ORDER BY name;
+SELECT isnt_definer('okno_tap', name, args, name || ' is SECURITY INVOKER') FROM fn ORDER BY name;
+SELECT function_lang_is('okno_tap', name, args, 'c', name || ' is written in C') FROM fn ORDER BY name;
+SELECT is(pg_get_function_result(p.oid), fn.result, fn.name || ' returns ' || fn.result)
+  FROM fn JOIN pg_proc p ON p.proname = fn.name AND p.pronamespace = 'okno_tap'::regnamespace ORDER BY fn.name;
+SELECT is(pg_get_function_arguments(p.oid), fn.signature, fn.name || '''s arguments')
+  FROM fn JOIN pg_proc p ON p.proname = fn.name AND p.pronamespace = 'okno_tap'::regnamespace ORDER BY fn.name;
+SELECT is(p.proparallel::text, fn.par, fn.name || ' parallel ' || fn.par)
+  FROM fn JOIN pg_proc p ON p.proname = fn.name AND p.pronamespace = 'okno_tap'::regnamespace ORDER BY fn.name;
+
+-- the status view
+SELECT has_view('okno_tap', 'okno_outbox_status', 'okno_outbox_status exists');
+SELECT columns_are('okno_tap', 'okno_outbox_status',
+    ARRAY['pending', 'due_now', 'delayed', 'parked', 'delivered', 'oldest_pending_age', 'oldest_due_age']);
 
 -- the extension itself
 SELECT has_extension('okno');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'okno'), false, 'okno is not relocatable');
-SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'okno'), '0.1.0', 'okno version 0.1.0');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'okno'), '0.2.0', 'okno version 0.2.0');
 SELECT is((SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'okno'), 'okno_tap', 'installed into the schema given');
-SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.1.0'), true, 'okno is trusted');
-SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.1.0'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
+SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.2.0'), true, 'okno is trusted');
+SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.2.0'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
+SELECT is((SELECT array_agg(version ORDER BY version) FROM pg_available_extension_versions WHERE name = 'okno'), ARRAY['0.1.0', '0.2.0']::text[], 'versions 0.1.0 and 0.2.0 are available');
+SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.2.0' AND path = '0.1.0--0.2.0'), 'an update path leads from 0.1.0 to 0.2.0');
 
 SELECT * FROM finish();
 ROLLBACK;

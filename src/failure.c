@@ -1,0 +1,236 @@
+/*-------------------------------------------------------------------------
+ *
+ * failure.c
+ *	  A recipient that fails: okno_record_failure, okno_release,
+ *	  okno_requeue.
+ *
+ * okno_record_failure(event_id, error) says "this delivery failed": the
+ * event is pending again (delivered_at = NULL) with one more attempt, the
+ * error text, and available_at = now + backoff; when the attempts reach
+ * okno.max_attempts it is parked instead and the drains skip it.  It works
+ * in the transaction that drained the event (a relay records the failures
+ * of a batch and commits the rest of the batch as delivered) and in a later
+ * one (after the delivery transaction rolled back).
+ *
+ * Backoff: d = min(okno.retry_cap, okno.retry_base * 2^(attempts - 1)),
+ * and the delay is d/2 plus a random part of up to d/2 ("equal jitter"),
+ * so retries of many events spread out but never come sooner than d/2.
+ *
+ * okno_release(event_id) hands back an event the caller drained but did not
+ * get to deliver (a relay stopping in the middle of a batch): pending
+ * again, attempts unchanged.  okno_requeue(event_id) unparks an event:
+ * attempts reset to 0, available at once.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "common/pg_prng.h"
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/uuid.h"
+
+#include "okno.h"
+#include "errors.h"
+
+/* last_error keeps at most this many bytes (cut at a character boundary) */
+#define OKNO_LAST_ERROR_MAXLEN 2000
+
+PG_FUNCTION_INFO_V1(okno_record_failure);
+PG_FUNCTION_INFO_V1(okno_release);
+PG_FUNCTION_INFO_V1(okno_requeue);
+
+static OknoPlan lock_event_plan = {
+	.sql =
+	"SELECT attempts, parked_at IS NOT NULL FROM %1$s.outbox"
+	" WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+	.nargs = 1,
+	.argtypes = {UUIDOID}
+};
+
+static OknoPlan record_failure_plan = {
+	.sql =
+	"UPDATE %1$s.outbox SET delivered_at = NULL, attempts = $2, last_error = $3,"
+	" available_at = $4, parked_at = COALESCE(parked_at, $5)"
+	" WHERE id OPERATOR(pg_catalog.=) $1 RETURNING *",
+	.nargs = 5,
+	.argtypes = {UUIDOID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
+};
+
+static OknoPlan release_plan = {
+	.sql =
+	"UPDATE %1$s.outbox SET delivered_at = NULL"
+	" WHERE id OPERATOR(pg_catalog.=) $1 AND delivered_at IS NOT NULL",
+	.nargs = 1,
+	.argtypes = {UUIDOID}
+};
+
+static OknoPlan requeue_plan = {
+	.sql =
+	"UPDATE %1$s.outbox SET parked_at = NULL, attempts = 0, available_at = NULL"
+	" WHERE id OPERATOR(pg_catalog.=) $1 AND delivered_at IS NULL",
+	.nargs = 1,
+	.argtypes = {UUIDOID}
+};
+
+/*
+ * The delay before retry number attempts + 1, in microseconds.
+ */
+static int64
+retry_delay_us(int32 attempts)
+{
+	double		d;
+
+	/* 2^(attempts - 1) overflows nothing that matters: the cap bounds it */
+	d = (double) okno_retry_base_ms * pow(2.0, (double) Min(attempts - 1, 60));
+	if (d > (double) okno_retry_cap_ms)
+		d = (double) okno_retry_cap_ms;
+	d = d / 2.0 + pg_prng_double(&pg_global_prng_state) * (d / 2.0);
+	return (int64) (d * 1000.0);
+}
+
+static pg_uuid_t *
+event_id_arg(FunctionCallInfo fcinfo, const char *fname)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("event_id must not be null"),
+				 errhint("Pass the event_id a drain function returned to %s.", fname)));
+	return PG_GETARG_UUID_P(0);
+}
+
+/*
+ * okno_record_failure(event_id uuid, error text) RETURNS outbox
+ *
+ * The event's row as it is after the update.  Unknown event: event_missing.
+ */
+Datum
+okno_record_failure(PG_FUNCTION_ARGS)
+{
+	pg_uuid_t  *id = event_id_arg(fcinfo, "okno_record_failure()");
+	text	   *error;
+	char	   *errstr;
+	int			errlen;
+	Datum		values[5];
+	char		nulls[6] = "     ";
+	int32		attempts;
+	bool		parked;
+	bool		isnull;
+	TimestampTz now;
+	int			rc;
+	Datum		result;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("error must not be null"),
+				 errhint("Describe the failure, for example \"exit status 1\".")));
+	error = PG_GETARG_TEXT_PP(1);
+	errstr = VARDATA_ANY(error);
+	errlen = pg_mbcliplen(errstr, VARSIZE_ANY_EXHDR(error), OKNO_LAST_ERROR_MAXLEN);
+
+	PreventCommandIfReadOnly("okno_record_failure()");
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	values[0] = UUIDPGetDatum(id);
+	rc = SPI_execute_plan(okno_plan(&lock_event_plan), values, NULL, false, 1);
+	okno_check_spi(rc, SPI_OK_SELECT, "outbox event lock");
+	if (SPI_processed == 0)
+		okno_error_event_missing(DatumGetCString(DirectFunctionCall1(uuid_out,
+																	 UUIDPGetDatum(id))));
+	attempts = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+										   1, &isnull));
+	parked = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+										2, &isnull));
+
+	if (attempts < PG_INT32_MAX)
+		attempts++;
+	now = GetCurrentTimestamp();
+
+	values[1] = Int32GetDatum(attempts);
+	values[2] = PointerGetDatum(cstring_to_text_with_len(errstr, errlen));
+	if (parked || attempts >= okno_max_attempts)
+	{
+		/*
+		 * parked: never handed out again until okno_requeue(); an event that
+		 * was parked already keeps its parked_at
+		 */
+		nulls[3] = 'n';
+		values[4] = TimestampTzGetDatum(now);
+	}
+	else
+	{
+		values[3] = TimestampTzGetDatum(now + retry_delay_us(attempts));
+		nulls[4] = 'n';
+	}
+	rc = SPI_execute_plan(okno_plan(&record_failure_plan), values, nulls, false, 0);
+	okno_check_spi(rc, SPI_OK_UPDATE_RETURNING, "outbox failure update");
+	if (SPI_processed != 1)
+		elog(ERROR, "outbox failure update changed " UINT64_FORMAT " rows", SPI_processed);
+
+	result = PointerGetDatum(SPI_returntuple(SPI_tuptable->vals[0], SPI_tuptable->tupdesc));
+
+	if (SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed");
+
+	PG_RETURN_DATUM(result);
+}
+
+/*
+ * Run an UPDATE plan on one event; true if it changed the row.
+ */
+static bool
+update_event(OknoPlan *plan, pg_uuid_t *id, const char *what)
+{
+	Datum		value = UUIDPGetDatum(id);
+	int			rc;
+	bool		changed;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	rc = SPI_execute_plan(okno_plan(plan), &value, NULL, false, 0);
+	okno_check_spi(rc, SPI_OK_UPDATE, what);
+	changed = (SPI_processed > 0);
+	if (SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed");
+	return changed;
+}
+
+/*
+ * okno_release(event_id uuid) RETURNS boolean
+ *
+ * False for an unknown event or one that is not delivered.
+ */
+Datum
+okno_release(PG_FUNCTION_ARGS)
+{
+	pg_uuid_t  *id = event_id_arg(fcinfo, "okno_release()");
+
+	PreventCommandIfReadOnly("okno_release()");
+	PG_RETURN_BOOL(update_event(&release_plan, id, "outbox release"));
+}
+
+/*
+ * okno_requeue(event_id uuid) RETURNS boolean
+ *
+ * False for an unknown event or one already delivered.
+ */
+Datum
+okno_requeue(PG_FUNCTION_ARGS)
+{
+	pg_uuid_t  *id = event_id_arg(fcinfo, "okno_requeue()");
+
+	PreventCommandIfReadOnly("okno_requeue()");
+	PG_RETURN_BOOL(update_event(&requeue_plan, id, "outbox requeue"));
+}

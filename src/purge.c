@@ -1,0 +1,235 @@
+/*-------------------------------------------------------------------------
+ *
+ * purge.c
+ *	  Retention: okno_purge(keys_older_than, delivered_older_than).
+ *
+ * Deletes idempotency rows created more than keys_older_than ago and
+ * delivered events delivered more than delivered_older_than ago, in the
+ * caller's transaction.  Pending and parked events are never deleted
+ * (their delivered_at is NULL).  A key purged is forgotten: a retry with it
+ * afterwards is a new request.
+ *
+ * The work is done in bounded batches: each step walks the next
+ * OKNO_PURGE_BATCH rows of a table in primary-key order (a keyset cursor,
+ * so every row is visited once whatever was deleted before it) and deletes
+ * the old ones among them with one statement.  No statement touches more
+ * than a batch of rows, no index beyond the primary keys is needed, and
+ * only row locks on the deleted rows are taken: creates, replays and drains
+ * go on meanwhile.  CHECK_FOR_INTERRUPTS between batches lets a purge be
+ * cancelled.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/uuid.h"
+
+#include "okno.h"
+
+/* rows visited per statement */
+#define OKNO_PURGE_BATCH 10000
+
+PG_FUNCTION_INFO_V1(okno_purge);
+
+/* idempotency, keyed by (actor_id, request_key) */
+static OknoPlan key_boundary_plan = {
+	.sql =
+	"SELECT actor_id, request_key::pg_catalog.text FROM %1$s.idempotency"
+	" WHERE (actor_id, request_key) OPERATOR(pg_catalog.>) ($1, $2)"
+	" ORDER BY actor_id, request_key OFFSET $3 LIMIT 1",
+	.nargs = 3,
+	.argtypes = {INT4OID, TEXTOID, INT4OID}
+};
+
+static OknoPlan key_delete_plan = {
+	.sql =
+	"DELETE FROM %1$s.idempotency"
+	" WHERE (actor_id, request_key) OPERATOR(pg_catalog.>) ($1, $2)"
+	" AND (actor_id, request_key) OPERATOR(pg_catalog.<=) ($3, $4)"
+	" AND created_at OPERATOR(pg_catalog.<) $5",
+	.nargs = 5,
+	.argtypes = {INT4OID, TEXTOID, INT4OID, TEXTOID, TIMESTAMPTZOID}
+};
+
+static OknoPlan key_delete_rest_plan = {
+	.sql =
+	"DELETE FROM %1$s.idempotency"
+	" WHERE (actor_id, request_key) OPERATOR(pg_catalog.>) ($1, $2)"
+	" AND created_at OPERATOR(pg_catalog.<) $3",
+	.nargs = 3,
+	.argtypes = {INT4OID, TEXTOID, TIMESTAMPTZOID}
+};
+
+/* outbox, keyed by id */
+static OknoPlan event_boundary_plan = {
+	.sql =
+	"SELECT id FROM %1$s.outbox WHERE id OPERATOR(pg_catalog.>) $1"
+	" ORDER BY id OFFSET $2 LIMIT 1",
+	.nargs = 2,
+	.argtypes = {UUIDOID, INT4OID}
+};
+
+static OknoPlan event_delete_plan = {
+	.sql =
+	"DELETE FROM %1$s.outbox"
+	" WHERE id OPERATOR(pg_catalog.>) $1 AND id OPERATOR(pg_catalog.<=) $2"
+	" AND delivered_at OPERATOR(pg_catalog.<) $3",
+	.nargs = 3,
+	.argtypes = {UUIDOID, UUIDOID, TIMESTAMPTZOID}
+};
+
+static OknoPlan event_delete_rest_plan = {
+	.sql =
+	"DELETE FROM %1$s.outbox"
+	" WHERE id OPERATOR(pg_catalog.>) $1 AND delivered_at OPERATOR(pg_catalog.<) $2",
+	.nargs = 2,
+	.argtypes = {UUIDOID, TIMESTAMPTZOID}
+};
+
+/*
+ * now() - age, after checking age.
+ */
+static TimestampTz
+cutoff(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	Interval   *age;
+	Interval	zero;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be null", name),
+				 errhint("Pass an age such as '30 days'.")));
+	age = PG_GETARG_INTERVAL_P(argno);
+	memset(&zero, 0, sizeof(zero));
+	if (DatumGetBool(DirectFunctionCall2(interval_lt, IntervalPGetDatum(age),
+										 IntervalPGetDatum(&zero))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be negative", name)));
+	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+												   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
+												   IntervalPGetDatum(age)));
+}
+
+static uint64
+purge_keys(TimestampTz before)
+{
+	Datum		lo[2];
+	Datum		args[5];
+	uint64		deleted = 0;
+	int			rc;
+
+	/* no key is empty, so (INT_MIN, '') is below every row */
+	lo[0] = Int32GetDatum(PG_INT32_MIN);
+	lo[1] = PointerGetDatum(cstring_to_text(""));
+
+	for (;;)
+	{
+		bool		isnull;
+		HeapTuple	tup;
+
+		CHECK_FOR_INTERRUPTS();
+
+		args[0] = lo[0];
+		args[1] = lo[1];
+		args[2] = Int32GetDatum(OKNO_PURGE_BATCH - 1);
+		rc = SPI_execute_plan(okno_plan(&key_boundary_plan), args, NULL, false, 1);
+		okno_check_spi(rc, SPI_OK_SELECT, "idempotency purge boundary");
+		if (SPI_processed == 0)
+		{
+			args[2] = TimestampTzGetDatum(before);
+			rc = SPI_execute_plan(okno_plan(&key_delete_rest_plan), args, NULL, false, 0);
+			okno_check_spi(rc, SPI_OK_DELETE, "idempotency purge");
+			return deleted + SPI_processed;
+		}
+
+		tup = SPI_tuptable->vals[0];
+		args[2] = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull);
+		args[3] = PointerGetDatum(DatumGetTextPCopy(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull)));
+		args[4] = TimestampTzGetDatum(before);
+		rc = SPI_execute_plan(okno_plan(&key_delete_plan), args, NULL, false, 0);
+		okno_check_spi(rc, SPI_OK_DELETE, "idempotency purge");
+		deleted += SPI_processed;
+
+		lo[0] = args[2];
+		lo[1] = args[3];
+	}
+}
+
+static uint64
+purge_events(TimestampTz before)
+{
+	pg_uuid_t  *lo = palloc0(sizeof(pg_uuid_t));	/* the nil UUID */
+	Datum		args[3];
+	uint64		deleted = 0;
+	int			rc;
+
+	for (;;)
+	{
+		bool		isnull;
+		pg_uuid_t  *hi;
+
+		CHECK_FOR_INTERRUPTS();
+
+		args[0] = UUIDPGetDatum(lo);
+		args[1] = Int32GetDatum(OKNO_PURGE_BATCH - 1);
+		rc = SPI_execute_plan(okno_plan(&event_boundary_plan), args, NULL, false, 1);
+		okno_check_spi(rc, SPI_OK_SELECT, "outbox purge boundary");
+		if (SPI_processed == 0)
+		{
+			args[1] = TimestampTzGetDatum(before);
+			rc = SPI_execute_plan(okno_plan(&event_delete_rest_plan), args, NULL, false, 0);
+			okno_check_spi(rc, SPI_OK_DELETE, "outbox purge");
+			return deleted + SPI_processed;
+		}
+
+		hi = palloc(sizeof(pg_uuid_t));
+		memcpy(hi, DatumGetUUIDP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											   1, &isnull)), sizeof(pg_uuid_t));
+		args[1] = UUIDPGetDatum(hi);
+		args[2] = TimestampTzGetDatum(before);
+		rc = SPI_execute_plan(okno_plan(&event_delete_plan), args, NULL, false, 0);
+		okno_check_spi(rc, SPI_OK_DELETE, "outbox purge");
+		deleted += SPI_processed;
+
+		pfree(lo);
+		lo = hi;
+	}
+}
+
+/*
+ * okno_purge(keys_older_than interval, delivered_older_than interval)
+ *	 RETURNS TABLE(keys_deleted bigint, events_deleted bigint)
+ */
+Datum
+okno_purge(PG_FUNCTION_ARGS)
+{
+	TimestampTz keys_before = cutoff(fcinfo, 0, "keys_older_than");
+	TimestampTz events_before = cutoff(fcinfo, 1, "delivered_older_than");
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	PreventCommandIfReadOnly("okno_purge()");
+	InitMaterializedSRF(fcinfo, 0);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	values[0] = Int64GetDatum((int64) purge_keys(keys_before));
+	values[1] = Int64GetDatum((int64) purge_events(events_before));
+	if (SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed");
+
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}

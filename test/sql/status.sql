@@ -1,0 +1,43 @@
+--
+-- status: the okno_outbox_status view
+--
+-- start with nothing pending or parked
+UPDATE outbox SET delivered_at = now(), parked_at = NULL WHERE delivered_at IS NULL;
+SELECT pending, due_now, delayed, parked, oldest_pending_age, oldest_due_age FROM okno_outbox_status;
+
+INSERT INTO outbox (id, kind, payload, created_at) VALUES
+  (gen_random_uuid(), 'due', '{}', now() - interval '10 minutes'),
+  (gen_random_uuid(), 'due', '{}', now() - interval '5 minutes');
+INSERT INTO outbox (id, kind, payload, created_at, attempts, last_error, available_at) VALUES
+  (gen_random_uuid(), 'retry-due', '{}', now() - interval '20 minutes', 1, 'x', now() - interval '1 minute'),
+  (gen_random_uuid(), 'delayed', '{}', now() - interval '30 minutes', 2, 'x', now() + interval '1 hour');
+INSERT INTO outbox (id, kind, payload, created_at, attempts, last_error, parked_at) VALUES
+  (gen_random_uuid(), 'parked', '{}', now() - interval '1 day', 10, 'x', now() - interval '1 hour');
+SELECT pending, due_now, delayed, parked,
+       oldest_pending_age BETWEEN interval '30 min' AND interval '31 min' AS oldest_pending_30_min,
+       oldest_due_age BETWEEN interval '10 min' AND interval '11 min' AS oldest_due_10_min
+  FROM okno_outbox_status;
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+ WHERE attrelid = 'okno_outbox_status'::regclass AND attnum > 0 ORDER BY attnum;
+
+-- "delivered" comes from the statistics' live-row count (exact pending and
+-- parked counts subtracted): it follows the table once this session's
+-- statistics are flushed
+SELECT pg_stat_force_next_flush();
+SELECT delivered AS delivered_before FROM okno_outbox_status \gset
+INSERT INTO outbox (id, kind, payload, delivered_at)
+  SELECT gen_random_uuid(), 'filler', '{}', now() FROM generate_series(1, 50000);
+SELECT pg_stat_force_next_flush();
+SELECT delivered - :delivered_before AS delivered_added FROM okno_outbox_status;
+
+-- with many delivered rows the view never reads them: every count comes
+-- from the partial indexes
+VACUUM ANALYZE outbox;
+SELECT pg_stat_force_next_flush();
+EXPLAIN (COSTS OFF) SELECT * FROM okno_outbox_status;
+BEGIN;
+SELECT pending, parked FROM okno_outbox_status;
+SELECT seq_scan AS outbox_seq_scans FROM pg_stat_xact_user_tables WHERE relid = 'outbox'::regclass;
+ROLLBACK;
+
+DELETE FROM outbox WHERE kind IN ('filler', 'due', 'retry-due', 'delayed', 'parked');

@@ -1,0 +1,64 @@
+--
+-- upgrade: okno 0.1.0 with data, ALTER EXTENSION okno UPDATE, and the
+-- result is the same schema as a fresh 0.2.0 install, with every row kept
+--
+SELECT current_user AS superuser_name, current_database() AS test_db \gset
+CREATE DATABASE regress_okno_upgrade;
+CREATE DATABASE regress_okno_fresh;
+
+-- a description of everything okno owns, to compare two installs
+\set ECHO none
+\set describe 'SELECT string_agg(line, E''\\n'' ORDER BY line) FROM ( SELECT format(''column %s.%s %s %s %s %s'', c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid)) AS line FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum WHERE c.relnamespace = ''public''::regnamespace AND c.relkind IN (''r'', ''v'') UNION ALL SELECT format(''constraint %s %s %s'', conrelid::regclass, conname, pg_get_constraintdef(oid)) FROM pg_constraint WHERE connamespace = ''public''::regnamespace UNION ALL SELECT format(''index %s'', pg_get_indexdef(indexrelid)) FROM pg_index WHERE indrelid IN (SELECT oid FROM pg_class WHERE relnamespace = ''public''::regnamespace) UNION ALL SELECT format(''function %s(%s) %s %s %s %s %s %s %s'', p.proname, pg_get_function_arguments(p.oid), pg_get_function_result(p.oid), p.provolatile, p.proparallel, p.proisstrict, p.prosecdef, p.prosrc, p.prorows) FROM pg_proc p WHERE p.pronamespace = ''public''::regnamespace AND p.proname LIKE ''okno%%'' UNION ALL SELECT format(''view %s %s'', c.relname, pg_get_viewdef(c.oid)) FROM pg_class c WHERE c.relnamespace = ''public''::regnamespace AND c.relkind = ''v'' UNION ALL SELECT format(''acl %s %s'', c.relname, c.relacl) FROM pg_class c WHERE c.relnamespace = ''public''::regnamespace AND c.relkind IN (''r'', ''v'', ''S'') UNION ALL SELECT format(''comment %s %s'', pg_describe_object(d.classoid, d.objoid, d.objsubid), d.description) FROM pg_description d JOIN pg_depend x ON x.classid = d.classoid AND x.objid = d.objoid AND x.deptype = ''e'' AND x.refobjid = (SELECT oid FROM pg_extension WHERE extname = ''okno'') UNION ALL SELECT format(''member %s'', pg_describe_object(classid, objid, objsubid)) FROM pg_depend WHERE deptype = ''e'' AND refobjid = (SELECT oid FROM pg_extension WHERE extname = ''okno'') UNION ALL SELECT format(''config %s'', extconfig::regclass[]) FROM pg_extension WHERE extname = ''okno'' ) s'
+\set ECHO all
+
+\c regress_okno_fresh
+SET client_min_messages = warning;
+CREATE EXTENSION okno CASCADE;
+SELECT extversion FROM pg_extension WHERE extname = 'okno';
+:describe \gset fresh_
+
+\c regress_okno_upgrade
+SET client_min_messages = warning;
+CREATE EXTENSION okno VERSION '0.1.0' CASCADE;
+SELECT extversion FROM pg_extension WHERE extname = 'okno';
+INSERT INTO actors (name) VALUES ('ann'), ('boris');
+INSERT INTO resources (name) VALUES ('room');
+-- 0.1.0's functions work with the new library before the update
+SELECT okno_create_booking(1, 'u-' || i, format('{"resource_id":1,"starts_at":"2026-12-0%sT10:00:00Z","ends_at":"2026-12-0%sT11:00:00Z"}', i, i)::jsonb) ->> 'id' AS id
+  FROM generate_series(1, 4) AS i;
+SELECT payload FROM okno_drain_once();
+UPDATE bookings SET status = 'cancelled' WHERE id = 4;
+SELECT (SELECT string_agg(format('%s/%s/%s/%s', id, resource_id, actor_id, status), ';' ORDER BY id) FROM bookings)
+    || ' ' || (SELECT string_agg(format('%s/%s/%s', actor_id, request_key, response_body), ';' ORDER BY actor_id, request_key) FROM idempotency)
+    || ' ' || (SELECT string_agg(format('%s/%s/%s/%s', id, kind, payload, delivered_at), ';' ORDER BY id) FROM outbox) AS rows_before \gset
+
+ALTER EXTENSION okno UPDATE TO '0.2.0';
+SELECT extversion FROM pg_extension WHERE extname = 'okno';
+:describe \gset upgraded_
+SELECT :'upgraded_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
+-- (what differs, if anything)
+SELECT 'only after the update: ' || l AS difference FROM regexp_split_to_table(:'upgraded_string_agg', E'\n') AS l
+EXCEPT SELECT 'only after the update: ' || regexp_split_to_table(:'fresh_string_agg', E'\n')
+UNION ALL
+(SELECT 'only in a fresh install: ' || l FROM regexp_split_to_table(:'fresh_string_agg', E'\n') AS l
+ EXCEPT SELECT 'only in a fresh install: ' || regexp_split_to_table(:'upgraded_string_agg', E'\n'))
+ORDER BY 1;
+SELECT length(:'fresh_string_agg') > 5000 AS description_is_substantial;
+
+-- every row kept; the new columns at their defaults
+SELECT (SELECT string_agg(format('%s/%s/%s/%s', id, resource_id, actor_id, status), ';' ORDER BY id) FROM bookings)
+    || ' ' || (SELECT string_agg(format('%s/%s/%s', actor_id, request_key, response_body), ';' ORDER BY actor_id, request_key) FROM idempotency)
+    || ' ' || (SELECT string_agg(format('%s/%s/%s/%s', id, kind, payload, delivered_at), ';' ORDER BY id) FROM outbox) = :'rows_before' AS rows_kept;
+SELECT count(*) AS events, sum(attempts) AS attempts, count(last_error) AS errors, count(available_at) AS delayed, count(parked_at) AS parked FROM outbox;
+
+-- and 0.2.0 goes on from where 0.1.0 was
+SELECT okno_create_booking(1, 'u-1', '{"resource_id":1,"starts_at":"2026-12-01T10:00:00Z","ends_at":"2026-12-01T11:00:00Z"}') ->> 'id' AS replayed_id;
+SELECT payload, attempts FROM okno_drain(10);
+SELECT okno_cancel_booking(1, 2) ->> 'status' AS cancelled;
+SELECT kind, payload FROM okno_drain_once();
+SELECT okno_create_booking(2, 'u-5', '{"resource_id":1,"starts_at":"2026-12-09T10:00:00Z","ends_at":"2026-12-09T11:00:00Z"}') ->> 'id' AS new_id;
+SELECT pending, parked FROM okno_outbox_status;
+
+\c :test_db :superuser_name
+DROP DATABASE regress_okno_upgrade;
+DROP DATABASE regress_okno_fresh;
