@@ -108,11 +108,9 @@ okno_get_booking(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		okno_error_booking_missing(0, true);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	okno_spi_connect();
 	card = get_card(PG_GETARG_INT64(1), PG_GETARG_INT32(0), cxt);
-	if (SPI_finish() != SPI_OK_FINISH)
-		elog(ERROR, "SPI_finish failed");
+	okno_spi_finish();
 
 	PG_RETURN_JSONB_P(card);
 }
@@ -137,8 +135,7 @@ okno_cancel_booking(PG_FUNCTION_ARGS)
 
 	PreventCommandIfReadOnly("okno_cancel_booking()");
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	okno_spi_connect();
 
 	values[0] = Int64GetDatum(id);
 	values[1] = Int32GetDatum(actor);
@@ -155,8 +152,7 @@ okno_cancel_booking(PG_FUNCTION_ARGS)
 		card = get_card(id, actor, cxt);
 	}
 
-	if (SPI_finish() != SPI_OK_FINISH)
-		elog(ERROR, "SPI_finish failed");
+	okno_spi_finish();
 
 	PG_RETURN_JSONB_P(card);
 }

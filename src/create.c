@@ -155,8 +155,7 @@ okno_create_booking(PG_FUNCTION_ARGS)
 	/* 4 */
 	okno_lock_request(actor, key);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	okno_spi_connect();
 
 	/* 5 */
 	okno_lookup_key(actor, key, InvalidSnapshot, cxt, &stored);
@@ -190,8 +189,7 @@ okno_create_booking(PG_FUNCTION_ARGS)
 	else
 		result = create_new(actor, key, keystr, &in, fingerprint, cxt);
 
-	if (SPI_finish() != SPI_OK_FINISH)
-		elog(ERROR, "SPI_finish failed");
+	okno_spi_finish();
 
 	PG_RETURN_JSONB_P(result);
 }

@@ -81,8 +81,7 @@ drain_into(FunctionCallInfo fcinfo, OknoPlan *plan, int32 max_events, int ncols)
 
 	InitMaterializedSRF(fcinfo, 0);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	okno_spi_connect();
 
 	rc = SPI_execute_plan(okno_plan(plan), plan->nargs > 0 ? &arg : NULL, NULL, false, 0);
 	if (rc != SPI_OK_SELECT && rc != SPI_OK_UPDATE_RETURNING)
@@ -101,8 +100,7 @@ drain_into(FunctionCallInfo fcinfo, OknoPlan *plan, int32 max_events, int ncols)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 
-	if (SPI_finish() != SPI_OK_FINISH)
-		elog(ERROR, "SPI_finish failed");
+	okno_spi_finish();
 }
 
 /*

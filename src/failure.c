@@ -140,8 +140,7 @@ okno_record_failure(PG_FUNCTION_ARGS)
 
 	PreventCommandIfReadOnly("okno_record_failure()");
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	okno_spi_connect();
 
 	values[0] = UUIDPGetDatum(id);
 	rc = SPI_execute_plan(okno_plan(&lock_event_plan), values, NULL, false, 1);
@@ -181,8 +180,7 @@ okno_record_failure(PG_FUNCTION_ARGS)
 
 	result = PointerGetDatum(SPI_returntuple(SPI_tuptable->vals[0], SPI_tuptable->tupdesc));
 
-	if (SPI_finish() != SPI_OK_FINISH)
-		elog(ERROR, "SPI_finish failed");
+	okno_spi_finish();
 
 	PG_RETURN_DATUM(result);
 }
@@ -197,13 +195,11 @@ update_event(OknoPlan *plan, pg_uuid_t *id, const char *what)
 	int			rc;
 	bool		changed;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	okno_spi_connect();
 	rc = SPI_execute_plan(okno_plan(plan), &value, NULL, false, 0);
 	okno_check_spi(rc, SPI_OK_UPDATE, what);
 	changed = (SPI_processed > 0);
-	if (SPI_finish() != SPI_OK_FINISH)
-		elog(ERROR, "SPI_finish failed");
+	okno_spi_finish();
 	return changed;
 }
 

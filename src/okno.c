@@ -234,6 +234,23 @@ okno_plan(OknoPlan *p)
 }
 
 /*
+ * Connect to SPI / disconnect from it; failing is a can't-happen error.
+ */
+void
+okno_spi_connect(void)
+{
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+}
+
+void
+okno_spi_finish(void)
+{
+	if (SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed");
+}
+
+/*
  * Raise a can't-happen error unless a SPI call returned what was expected.
  */
 void

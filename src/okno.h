@@ -54,6 +54,8 @@ extern PGDLLIMPORT int okno_max_attempts;
 /* okno.c */
 extern const char *okno_schema_name(void);
 extern SPIPlanPtr okno_plan(OknoPlan *p);
+extern void okno_spi_connect(void);
+extern void okno_spi_finish(void);
 extern void okno_check_spi(int rc, int expected, const char *what);
 
 /* key.c */

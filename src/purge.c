@@ -223,12 +223,10 @@ okno_purge(PG_FUNCTION_ARGS)
 	PreventCommandIfReadOnly("okno_purge()");
 	InitMaterializedSRF(fcinfo, 0);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	okno_spi_connect();
 	values[0] = Int64GetDatum((int64) purge_keys(keys_before));
 	values[1] = Int64GetDatum((int64) purge_events(events_before));
-	if (SPI_finish() != SPI_OK_FINISH)
-		elog(ERROR, "SPI_finish failed");
+	okno_spi_finish();
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
