@@ -35,8 +35,8 @@ DATA         = $(wildcard sql/okno--*.sql)
 
 # pg_regress: inputs in test/sql, expected output in expected/
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
-               drain drain_batch failures cancel purge status other_schema \
-               trusted upgrade
+               drain drain_batch failures cancel purge status verify \
+               other_schema trusted upgrade
 REGRESS_OPTS = --inputdir=test
 
 # pg_isolation_regress: specs in test/specs, expected output in expected/

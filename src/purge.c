@@ -18,6 +18,10 @@
  * go on meanwhile.  CHECK_FOR_INTERRUPTS between batches lets a purge be
  * cancelled.
  *
+ * From okno 0.3.0 on, the purge also records its cutoffs in
+ * okno_purge_horizon (never moving them back), so that okno_verify knows
+ * which bookings may have lost their key or event on purpose.
+ *
  * Copyright (c) 2026, the okno authors
  *
  *-------------------------------------------------------------------------
@@ -39,6 +43,7 @@
 #define OKNO_PURGE_BATCH 10000
 
 PG_FUNCTION_INFO_V1(okno_purge);
+PG_FUNCTION_INFO_V1(okno_purge_0_3);
 
 /* idempotency, keyed by (actor_id, request_key) */
 static OknoPlan key_boundary_plan = {
@@ -93,6 +98,18 @@ static OknoPlan event_delete_rest_plan = {
 	" WHERE id OPERATOR(pg_catalog.>) $1 AND delivered_at OPERATOR(pg_catalog.<) $2",
 	.nargs = 2,
 	.argtypes = {UUIDOID, TIMESTAMPTZOID}
+};
+
+/* 0.3.0: how far back the purge went, for okno_verify */
+static OknoPlan horizon_plan = {
+	.sql =
+	"INSERT INTO %1$s.okno_purge_horizon AS h"
+	" (singleton, keys_purged_before, events_purged_before) VALUES (true, $1, $2)"
+	" ON CONFLICT (singleton) DO UPDATE SET"
+	" keys_purged_before = GREATEST(h.keys_purged_before, EXCLUDED.keys_purged_before),"
+	" events_purged_before = GREATEST(h.events_purged_before, EXCLUDED.events_purged_before)",
+	.nargs = 2,
+	.argtypes = {TIMESTAMPTZOID, TIMESTAMPTZOID}
 };
 
 /*
@@ -207,12 +224,8 @@ purge_events(TimestampTz before)
 	}
 }
 
-/*
- * okno_purge(keys_older_than interval, delivered_older_than interval)
- *	 RETURNS TABLE(keys_deleted bigint, events_deleted bigint)
- */
-Datum
-okno_purge(PG_FUNCTION_ARGS)
+static void
+purge(FunctionCallInfo fcinfo, bool record_horizon)
 {
 	TimestampTz keys_before = cutoff(fcinfo, 0, "keys_older_than");
 	TimestampTz events_before = cutoff(fcinfo, 1, "delivered_older_than");
@@ -226,8 +239,40 @@ okno_purge(PG_FUNCTION_ARGS)
 	okno_spi_connect();
 	values[0] = Int64GetDatum((int64) purge_keys(keys_before));
 	values[1] = Int64GetDatum((int64) purge_events(events_before));
+	if (record_horizon)
+	{
+		Datum		args[2];
+		int			rc;
+
+		args[0] = TimestampTzGetDatum(keys_before);
+		args[1] = TimestampTzGetDatum(events_before);
+		rc = SPI_execute_plan(okno_plan(&horizon_plan), args, NULL, false, 0);
+		okno_check_spi(rc, SPI_OK_INSERT, "purge horizon");
+	}
 	okno_spi_finish();
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * okno_purge(keys_older_than interval, delivered_older_than interval)
+ *	 RETURNS TABLE(keys_deleted bigint, events_deleted bigint)
+ *
+ * okno 0.2.0's binding: no purge horizon table.
+ */
+Datum
+okno_purge(PG_FUNCTION_ARGS)
+{
+	purge(fcinfo, false);
+	return (Datum) 0;
+}
+
+/*
+ * The same, recording the purge horizon for okno_verify (okno 0.3.0).
+ */
+Datum
+okno_purge_0_3(PG_FUNCTION_ARGS)
+{
+	purge(fcinfo, true);
 	return (Datum) 0;
 }

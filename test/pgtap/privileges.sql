@@ -20,7 +20,7 @@ SET ROLE regress_tap_owner;
 CREATE EXTENSION okno SCHEMA okno_trusted CASCADE;
 RESET ROLE;
 
-SELECT plan(34);
+SELECT plan(35);
 
 SELECT isnt_superuser('regress_tap_owner');
 SELECT is((SELECT extowner::regrole::text FROM pg_extension WHERE extname = 'okno'), 'regress_tap_owner',
@@ -29,7 +29,7 @@ SELECT is((SELECT extowner::regrole::text FROM pg_extension WHERE extname = 'okn
 SELECT table_privs_are('okno_trusted', t, 'regress_tap_owner',
            ARRAY['DELETE', 'INSERT', 'REFERENCES', 'SELECT', 'TRIGGER', 'TRUNCATE', 'UPDATE'],
            'the owner holds every privilege on ' || t)
-  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox']) AS t;
+  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon']) AS t;
 SELECT ok(bool_and(has_table_privilege('regress_tap_owner', format('okno_trusted.%I', t), p || ' WITH GRANT OPTION')),
           'the owner may grant every privilege on ' || t)
   FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox']) AS t,

@@ -12,10 +12,12 @@ CREATE EXTENSION IF NOT EXISTS btree_gist;
 CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 
-SELECT plan(177);
+SELECT plan(188);
 
 -- tables
-SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox']);
+SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon']);
+SELECT columns_are('okno_tap', 'okno_purge_horizon', ARRAY['singleton', 'keys_purged_before', 'events_purged_before']);
+SELECT col_is_pk('okno_tap', 'okno_purge_horizon', 'singleton', 'okno_purge_horizon has one row at most');
 
 -- actors, resources
 SELECT columns_are('okno_tap', 'actors', ARRAY['id', 'name']);
@@ -115,12 +117,13 @@ SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint
 SELECT set_eq(
     $$SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'okno'$$,
     ARRAY['okno_tap.actors', 'okno_tap.resources', 'okno_tap.bookings', 'okno_tap.idempotency', 'okno_tap.outbox',
-          'okno_tap.actors_id_seq', 'okno_tap.resources_id_seq', 'okno_tap.bookings_id_seq'],
+          'okno_tap.actors_id_seq', 'okno_tap.resources_id_seq', 'okno_tap.bookings_id_seq', 'okno_tap.okno_purge_horizon'],
     'every table and identity sequence is an extension configuration relation');
 
 -- functions: signatures, results, volatility, strictness, parallel safety
 SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once',
-    'okno_drain', 'okno_record_failure', 'okno_release', 'okno_requeue', 'okno_get_booking', 'okno_cancel_booking', 'okno_purge']);
+    'okno_drain', 'okno_record_failure', 'okno_release', 'okno_requeue', 'okno_get_booking', 'okno_cancel_booking', 'okno_purge',
+    'okno_verify']);
 CREATE TEMP TABLE fn (name name, args name[], result text, signature text, vol text, par text);
 INSERT INTO fn VALUES
   ('okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb', 'actor integer, key text, payload jsonb', 'volatile', 'u'),
@@ -139,6 +142,14 @@ SELECT volatility_is('okno_tap', name, args, vol, name || ' is ' || vol) FROM fn
 SELECT isnt_strict('okno_tap', name, args, name || ' is not strict: NULL arguments are errors') FROM fn ORDER BY name;
 SELECT isnt_definer('okno_tap', name, args, name || ' is SECURITY INVOKER') FROM fn ORDER BY name;
 SELECT function_lang_is('okno_tap', name, args, 'c', name || ' is written in C') FROM fn ORDER BY name;
+SELECT has_function('okno_tap', 'okno_verify', ARRAY[]::name[], 'okno_verify() exists');
+SELECT function_returns('okno_tap', 'okno_verify', ARRAY[]::name[], 'setof record', 'okno_verify returns a set');
+SELECT is(pg_get_function_result('okno_tap.okno_verify()'::regprocedure), 'TABLE(problem text, detail text)', 'okno_verify returns (problem, detail)');
+SELECT volatility_is('okno_tap', 'okno_verify', ARRAY[]::name[], 'stable', 'okno_verify is stable');
+SELECT isnt_definer('okno_tap', 'okno_verify', ARRAY[]::name[], 'okno_verify is SECURITY INVOKER');
+SELECT function_lang_is('okno_tap', 'okno_verify', ARRAY[]::name[], 'sql', 'okno_verify is SQL');
+SELECT ok((SELECT prosqlbody IS NOT NULL FROM pg_proc WHERE oid = 'okno_tap.okno_verify()'::regprocedure),
+          'okno_verify''s body is parsed at creation (BEGIN ATOMIC), not at each call');
 SELECT is(pg_get_function_result(p.oid), fn.result, fn.name || ' returns ' || fn.result)
   FROM fn JOIN pg_proc p ON p.proname = fn.name AND p.pronamespace = 'okno_tap'::regnamespace ORDER BY fn.name;
 SELECT is(pg_get_function_arguments(p.oid), fn.signature, fn.name || '''s arguments')
@@ -154,12 +165,14 @@ SELECT columns_are('okno_tap', 'okno_outbox_status',
 -- the extension itself
 SELECT has_extension('okno');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'okno'), false, 'okno is not relocatable');
-SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'okno'), '0.2.0', 'okno version 0.2.0');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'okno'), (SELECT default_version FROM pg_available_extensions WHERE name = 'okno'), 'okno is at its default version');
 SELECT is((SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'okno'), 'okno_tap', 'installed into the schema given');
-SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.2.0'), true, 'okno is trusted');
-SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.2.0'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
-SELECT is((SELECT array_agg(version ORDER BY version) FROM pg_available_extension_versions WHERE name = 'okno'), ARRAY['0.1.0', '0.2.0']::text[], 'versions 0.1.0 and 0.2.0 are available');
+SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.3.0'), true, 'okno is trusted');
+SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.3.0'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
+SELECT is((SELECT array_agg(version ORDER BY version) FROM pg_available_extension_versions WHERE name = 'okno'), ARRAY['0.1.0', '0.2.0', '0.3.0']::text[], 'versions 0.1.0, 0.2.0 and 0.3.0 are available');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.2.0' AND path = '0.1.0--0.2.0'), 'an update path leads from 0.1.0 to 0.2.0');
+SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.2.0' AND target = '0.3.0' AND path = '0.2.0--0.3.0'), 'an update path leads from 0.2.0 to 0.3.0');
+SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.3.0' AND path = '0.1.0--0.2.0--0.3.0'), 'an update path leads from 0.1.0 to 0.3.0');
 
 SELECT * FROM finish();
 ROLLBACK;

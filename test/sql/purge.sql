@@ -50,6 +50,7 @@ SELECT count(*) FILTER (WHERE delivered_at IS NOT NULL) AS delivered_left,
 -- a key purged is forgotten: the same key is a new request afterwards
 SELECT (okno_create_booking(1, 'p-1', okno_test.payload(2, '2027-06-01T10:00:00Z', '2027-06-01T11:00:00Z')) ->> 'id')::bigint AS first_id \gset
 UPDATE idempotency SET created_at = now() - interval '31 days' WHERE request_key = 'p-1';
+UPDATE bookings SET created_at = now() - interval '31 days' WHERE id = :first_id;
 SELECT keys_deleted FROM okno_purge('30 days', '7 days');
 SELECT okno_test.err($$SELECT okno_create_booking(1, 'p-1', okno_test.payload(2, '2027-06-01T10:00:00Z', '2027-06-01T11:00:00Z'))$$) AS retry_after_purge;
 

@@ -1,10 +1,12 @@
 --
--- upgrade: okno 0.1.0 with data, ALTER EXTENSION okno UPDATE, and the
--- result is the same schema as a fresh 0.2.0 install, with every row kept
+-- upgrade: okno 0.1.0 with data, ALTER EXTENSION okno UPDATE through every
+-- version, and the result is the same schema as a fresh install of the
+-- current version, with every row kept and okno_verify() empty
 --
 SELECT current_user AS superuser_name, current_database() AS test_db \gset
 CREATE DATABASE regress_okno_upgrade;
 CREATE DATABASE regress_okno_fresh;
+CREATE DATABASE regress_okno_direct;
 
 -- a description of everything okno owns, to compare two installs
 \set ECHO none
@@ -34,16 +36,6 @@ SELECT (SELECT string_agg(format('%s/%s/%s/%s', id, resource_id, actor_id, statu
 
 ALTER EXTENSION okno UPDATE TO '0.2.0';
 SELECT extversion FROM pg_extension WHERE extname = 'okno';
-:describe \gset upgraded_
-SELECT :'upgraded_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
--- (what differs, if anything)
-SELECT 'only after the update: ' || l AS difference FROM regexp_split_to_table(:'upgraded_string_agg', E'\n') AS l
-EXCEPT SELECT 'only after the update: ' || regexp_split_to_table(:'fresh_string_agg', E'\n')
-UNION ALL
-(SELECT 'only in a fresh install: ' || l FROM regexp_split_to_table(:'fresh_string_agg', E'\n') AS l
- EXCEPT SELECT 'only in a fresh install: ' || regexp_split_to_table(:'upgraded_string_agg', E'\n'))
-ORDER BY 1;
-SELECT length(:'fresh_string_agg') > 5000 AS description_is_substantial;
 
 -- every row kept; the new columns at their defaults
 SELECT (SELECT string_agg(format('%s/%s/%s/%s', id, resource_id, actor_id, status), ';' ORDER BY id) FROM bookings)
@@ -51,14 +43,55 @@ SELECT (SELECT string_agg(format('%s/%s/%s/%s', id, resource_id, actor_id, statu
     || ' ' || (SELECT string_agg(format('%s/%s/%s/%s', id, kind, payload, delivered_at), ';' ORDER BY id) FROM outbox) = :'rows_before' AS rows_kept;
 SELECT count(*) AS events, sum(attempts) AS attempts, count(last_error) AS errors, count(available_at) AS delayed, count(parked_at) AS parked FROM outbox;
 
--- and 0.2.0 goes on from where 0.1.0 was
+-- 0.2.0 goes on from where 0.1.0 was, and adds its own kinds of data:
+-- failures, a parked event, a cancellation
 SELECT okno_create_booking(1, 'u-1', '{"resource_id":1,"starts_at":"2026-12-01T10:00:00Z","ends_at":"2026-12-01T11:00:00Z"}') ->> 'id' AS replayed_id;
+SET okno.max_attempts = 2;
+BEGIN;
 SELECT payload, attempts FROM okno_drain(10);
+SELECT attempts, parked_at IS NULL AS not_parked FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 3}'), 'first failure');
+COMMIT;
+SELECT attempts, parked_at IS NOT NULL AS parked FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 3}'), 'second failure');
 SELECT okno_cancel_booking(1, 2) ->> 'status' AS cancelled;
 SELECT kind, payload FROM okno_drain_once();
 SELECT okno_create_booking(2, 'u-5', '{"resource_id":1,"starts_at":"2026-12-09T10:00:00Z","ends_at":"2026-12-09T11:00:00Z"}') ->> 'id' AS new_id;
 SELECT pending, parked FROM okno_outbox_status;
+SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, parked_at), ';' ORDER BY id) AS events_before FROM outbox \gset
+
+-- on to the current version
+ALTER EXTENSION okno UPDATE;
+SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'okno') AS current_version FROM pg_extension WHERE extname = 'okno';
+:describe \gset upgraded_
+SELECT :'upgraded_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
+-- (what differs, if anything)
+SELECT 'only after the update: ' || l AS difference FROM regexp_split_to_table(:'upgraded_string_agg', E'\\n') AS l
+EXCEPT SELECT 'only after the update: ' || regexp_split_to_table(:'fresh_string_agg', E'\\n')
+UNION ALL
+(SELECT 'only in a fresh install: ' || l FROM regexp_split_to_table(:'fresh_string_agg', E'\\n') AS l
+ EXCEPT SELECT 'only in a fresh install: ' || regexp_split_to_table(:'upgraded_string_agg', E'\\n'))
+ORDER BY 1;
+SELECT length(:'fresh_string_agg') > 5000 AS description_is_substantial;
+SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, parked_at), ';' ORDER BY id) = :'events_before' AS events_kept FROM outbox;
+SELECT * FROM okno_verify();
+SELECT okno_requeue((SELECT id FROM outbox WHERE payload = '{"booking_id": 3}')) AS requeued;
+SELECT payload FROM okno_drain(10);
+SELECT keys_deleted, events_deleted FROM okno_purge('0 seconds', '0 seconds');
+SELECT * FROM okno_verify();
+
+-- an update straight from 0.1.0 to the current version, in one step
+\c regress_okno_direct
+SET client_min_messages = warning;
+CREATE EXTENSION okno VERSION '0.1.0' CASCADE;
+INSERT INTO actors (name) VALUES ('ann');
+INSERT INTO resources (name) VALUES ('room');
+SELECT okno_create_booking(1, 'd-1', '{"resource_id":1,"starts_at":"2026-12-01T10:00:00Z","ends_at":"2026-12-01T11:00:00Z"}') ->> 'id' AS id;
+ALTER EXTENSION okno UPDATE;
+:describe \gset direct_
+SELECT :'direct_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
+SELECT okno_create_booking(1, 'd-1', '{"resource_id":1,"starts_at":"2026-12-01T10:00:00Z","ends_at":"2026-12-01T11:00:00Z"}') ->> 'id' AS replayed_id;
+SELECT * FROM okno_verify();
 
 \c :test_db :superuser_name
 DROP DATABASE regress_okno_upgrade;
 DROP DATABASE regress_okno_fresh;
+DROP DATABASE regress_okno_direct;
