@@ -19,7 +19,9 @@
  * okno_release(event_id) hands back an event the caller drained but did not
  * get to deliver (a relay stopping in the middle of a batch): pending
  * again, attempts unchanged.  okno_requeue(event_id) unparks an event:
- * attempts reset to 0, available at once.
+ * attempts reset to 0, available at once.  Both send NOTIFY okno_outbox
+ * (at commit) when they made an event due, so a waiting relay takes it at
+ * once instead of at its next poll.
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -200,6 +202,8 @@ update_event(OknoPlan *plan, pg_uuid_t *id, const char *what)
 	okno_check_spi(rc, SPI_OK_UPDATE, what);
 	changed = (SPI_processed > 0);
 	okno_spi_finish();
+	if (changed)
+		okno_notify();
 	return changed;
 }
 

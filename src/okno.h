@@ -99,6 +99,8 @@ extern void okno_insert_key(int32 actor, text *key, const char *fingerprint,
 /* outbox.c */
 #define OKNO_EVENT_BOOKING_CREATED		"booking_created"
 #define OKNO_EVENT_BOOKING_CANCELLED	"booking_cancelled"
+#define OKNO_NOTIFY_CHANNEL				"okno_outbox"
 extern void okno_insert_event(const char *kind, Jsonb *payload);
+extern void okno_notify(void);
 
 #endif							/* OKNO_H */

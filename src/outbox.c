@@ -26,8 +26,6 @@
 #include "okno.h"
 #include "uuid7.h"
 
-#define OKNO_NOTIFY_CHANNEL "okno_outbox"
-
 static uuid7_state event_id_state;
 
 static OknoPlan insert_event_plan = {
@@ -66,5 +64,14 @@ okno_insert_event(const char *kind, Jsonb *payload)
 	rc = SPI_execute_plan(okno_plan(&insert_event_plan), values, NULL, false, 0);
 	okno_check_spi(rc, SPI_OK_INSERT, "outbox insert");
 
+	okno_notify();
+}
+
+/*
+ * Queue NOTIFY okno_outbox: an event is (or will be, at commit) due.
+ */
+void
+okno_notify(void)
+{
 	Async_Notify(OKNO_NOTIFY_CHANNEL, "");
 }

@@ -1,0 +1,1624 @@
+/*-------------------------------------------------------------------------
+ *
+ * okno-relay.c
+ *	  The delivery worker for okno's transactional outbox.
+ *
+ * okno-relay connects to a database where okno 0.2.0 or later is installed
+ * and loops: BEGIN; SELECT * FROM okno_drain(batch); hand each event to
+ * the recipient in turn; COMMIT.  The recipient is standard output (one
+ * JSON line per event, written before the commit) or a command run once
+ * per event (--exec).  A failed delivery is recorded with
+ * okno_record_failure() in the same transaction, so the rest of the batch
+ * still commits as delivered and the failed event comes back after okno's
+ * backoff.  Between batches the relay waits for NOTIFY okno_outbox, for the
+ * retry time of an event it saw fail, or for --poll seconds.
+ *
+ * Delivery is at least once: whatever the recipient got before a commit
+ * that did not happen (a crash, a lost connection) is handed out again.
+ * See relay/README.md.
+ *
+ * The program is a plain libpq client: no server headers, one process,
+ * one connection, no threads.  Signals only set a flag and write a byte to
+ * a pipe (the "self-pipe trick"), so every wait (for the server, for a
+ * command, for a reconnect) is a poll() that a signal ends.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ * IDENTIFICATION
+ *	  relay/okno-relay.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libpq-fe.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define RELAY_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define RELAY_NORETURN __attribute__((noreturn))
+#else
+#define RELAY_PRINTF(f, a)
+#define RELAY_NORETURN
+#endif
+
+/* exit codes, documented in --help and relay/README.md */
+#define EXIT_DONE			0	/* --once finished, or stopped by a signal */
+#define EXIT_USAGE			1	/* bad command line */
+#define EXIT_NO_CONNECTION	2	/* cannot connect at start */
+#define EXIT_SERVER			3	/* okno missing, unexpected server error */
+#define EXIT_OUTPUT			4	/* standard output could not be written */
+
+#define DEFAULT_BATCH		100
+#define MAX_BATCH			10000
+#define DEFAULT_POLL		5.0
+#define DEFAULT_EXEC_TIMEOUT 30.0
+#define MAX_SECONDS			1000000.0
+#define BACKOFF_MIN			0.1 /* reconnect / retry backoff, seconds */
+#define BACKOFF_MAX			5.0
+#define MAX_RETRY_TIMES		10000	/* failed events whose retry we wait for */
+#define NOTIFY_CHANNEL		"okno_outbox"
+#define APPLICATION_NAME	"okno-relay"
+
+/* the command line */
+typedef struct RelayOptions
+{
+	const char *dbname;			/* NULL: libpq's defaults (PGDATABASE ...) */
+	const char *schema;			/* NULL: okno's schema from pg_extension */
+	int			batch;
+	const char *exec_command;	/* NULL: JSON lines on stdout */
+	double		exec_timeout;
+	bool		once;
+	double		poll;
+	bool		verbose;
+} RelayOptions;
+
+/* one drained event, pointing into the drain's PGresult */
+typedef struct RelayEvent
+{
+	const char *id;
+	const char *kind;			/* NULL for SQL NULL */
+	const char *payload;		/* jsonb text; NULL for SQL NULL */
+	const char *attempts;		/* NULL for SQL NULL */
+} RelayEvent;
+
+/* a growable byte buffer for the JSON line */
+typedef struct LineBuffer
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+} LineBuffer;
+
+/* what the recipient made of one event */
+typedef enum DeliveryOutcome
+{
+	DELIVERY_OK,				/* delivered */
+	DELIVERY_FAILED,			/* refused: okno_record_failure() */
+	DELIVERY_NOT_TRIED,			/* the relay could not hand it over: release */
+	DELIVERY_OUTPUT_ERROR		/* standard output is gone */
+} DeliveryOutcome;
+
+/* how a statement went */
+typedef enum SqlStatus
+{
+	SQL_OK,
+	SQL_LOST,					/* the connection is gone: reconnect */
+	SQL_RETRY					/* a transient error: roll back, back off */
+} SqlStatus;
+
+static RelayOptions opts = {
+	.batch = DEFAULT_BATCH,
+	.exec_timeout = DEFAULT_EXEC_TIMEOUT,
+	.poll = DEFAULT_POLL
+};
+
+static PGconn *conn = NULL;
+static char *sql_drain = NULL;
+static char *sql_record_failure = NULL;
+static char *sql_release = NULL;
+
+/* the self-pipe: signal handlers write a byte, every poll() watches it */
+static int	wakeup_fds[2] = {-1, -1};
+static volatile sig_atomic_t stop_signal = 0;
+
+/* the server sent FATAL outside a query: the connection is about to end */
+static bool server_closing = false;
+
+/* monotonic times at which events we saw fail become due again */
+static double *retry_times = NULL;
+static int	n_retry_times = 0;
+
+/* progress */
+static bool progress_enabled = false;
+static bool progress_tty = false;
+static bool progress_on_line = false;	/* a \r status line is showing */
+static double start_time;
+static double progress_time;
+static long long progress_count;
+static long long n_delivered = 0;
+static long long n_failed = 0;
+
+static void usage(void);
+static void usage_error(const char *fmt,...) RELAY_PRINTF(1, 2) RELAY_NORETURN;
+static void parse_options(int argc, char **argv);
+static int	parse_int(const char *option, const char *value, int min, int max);
+static double parse_seconds(const char *option, const char *value);
+static void relay_log(const char *fmt,...) RELAY_PRINTF(1, 2);
+static void relay_fatal(int code, const char *fmt,...) RELAY_PRINTF(2, 3) RELAY_NORETURN;
+static const char *one_line(const char *msg);
+static void *relay_malloc(size_t size);
+static char *relay_strdup(const char *s);
+static double now_seconds(void);
+static int	poll_timeout_ms(double seconds);
+static void handle_signal(int signo);
+static void set_fd_flags(int fd, bool cloexec, bool nonblock);
+static void check_std_fds(void);
+static void setup_signals(void);
+static void drain_wakeups(void);
+static void sleep_interruptible(double seconds);
+static void notice_receiver(void *arg, const PGresult *res);
+static PGconn *open_connection(char *errbuf, size_t errlen);
+static SqlStatus check_result(PGresult *res, ExecStatusType want, const char *what);
+static SqlStatus setup_session(void);
+static void reconnect(void);
+static bool wait_for_work(void);
+static int	take_notifications(void);
+static void add_retry_time(double when);
+static void buf_reserve(LineBuffer *buf, size_t more);
+static void buf_append(LineBuffer *buf, const char *s, size_t n);
+static void buf_append_json_string(LineBuffer *buf, const char *s);
+static void buf_append_compact_json(LineBuffer *buf, const char *s);
+static void build_line(LineBuffer *buf, const RelayEvent *ev);
+static DeliveryOutcome deliver_stdout(const LineBuffer *line, char *why, size_t whylen);
+static DeliveryOutcome deliver_exec(const RelayEvent *ev, const LineBuffer *line,
+									char *why, size_t whylen);
+static SqlStatus record_failure(const RelayEvent *ev, const char *why);
+static SqlStatus release_events(PGresult *drain, int from, int to);
+static SqlStatus abandon_transaction(SqlStatus st);
+static SqlStatus run_batch(int *drained);
+static void progress_report(bool final);
+
+/*
+ * --help
+ */
+static void
+usage(void)
+{
+	printf("okno-relay delivers okno's outbox events: it drains due events with okno_drain(),\n"
+		   "hands each to a recipient and commits, at least once.\n"
+		   "\n"
+		   "Usage:\n"
+		   "  okno-relay [OPTION]...\n"
+		   "\n"
+		   "Options:\n"
+		   "  -d, --dbname=CONNINFO      database name or connection string (default: libpq's\n"
+		   "                             environment, PGHOST, PGDATABASE ...)\n"
+		   "  -s, --schema=NAME          okno's schema (default: looked up in pg_extension)\n"
+		   "  -b, --batch=N              events per delivery transaction, 1..%d (default %d)\n"
+		   "  -e, --exec=COMMAND         run COMMAND with /bin/sh -c once per event, the event's\n"
+		   "                             JSON line on its stdin and OKNO_EVENT_ID, OKNO_EVENT_KIND\n"
+		   "                             in its environment; exit status 0 means delivered\n"
+		   "                             (default: print the JSON lines on stdout)\n"
+		   "  -t, --exec-timeout=SECS    a command still running after SECS is killed (its\n"
+		   "                             process group, SIGKILL) and counts as a failure\n"
+		   "                             (default %g)\n"
+		   "      --once                 drain until nothing is due, then exit\n"
+		   "  -p, --poll=SECS            without a notification, look for due events every SECS\n"
+		   "                             (default %g)\n"
+		   "  -v, --verbose              a progress line on stderr (also when stderr is a terminal)\n"
+		   "      --help                 show this help, then exit\n"
+		   "\n"
+		   "Each event is one JSON line: {\"event_id\":...,\"kind\":...,\"payload\":{...},\"attempts\":N}.\n"
+		   "A failed --exec delivery is recorded with okno_record_failure() and retried after\n"
+		   "okno's backoff.  SIGINT or SIGTERM: the event in hand is finished, the rest of the\n"
+		   "batch is handed back with okno_release(), the batch commits, the relay exits 0.\n"
+		   "A lost connection is logged and re-established with backoff.\n"
+		   "\n"
+		   "Exit status:\n"
+		   "  0  done (--once), or stopped by SIGINT or SIGTERM\n"
+		   "  1  usage error\n"
+		   "  2  cannot connect at start\n"
+		   "  3  okno is not installed, or an unexpected server (or internal) error\n"
+		   "  4  standard output could not be written\n",
+		   MAX_BATCH, DEFAULT_BATCH, DEFAULT_EXEC_TIMEOUT, DEFAULT_POLL);
+}
+
+static void
+usage_error(const char *fmt,...)
+{
+	va_list		ap;
+
+	fputs("okno-relay: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry \"okno-relay --help\" for more information.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+static int
+parse_int(const char *option, const char *value, int min, int max)
+{
+	char	   *end;
+	long		v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (errno != 0 || end == value || *end != '\0' || v < min || v > max)
+		usage_error("invalid value \"%s\" for %s: an integer from %d to %d is needed",
+					value, option, min, max);
+	return (int) v;
+}
+
+static double
+parse_seconds(const char *option, const char *value)
+{
+	char	   *end;
+	double		v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	/* !(v > 0) also rejects NaN */
+	if (errno != 0 || end == value || *end != '\0' || !(v > 0) || v > MAX_SECONDS)
+		usage_error("invalid value \"%s\" for %s: a number of seconds greater than 0 is needed",
+					value, option);
+	return v;
+}
+
+static void
+parse_options(int argc, char **argv)
+{
+	static const struct option long_options[] = {
+		{"dbname", required_argument, NULL, 'd'},
+		{"schema", required_argument, NULL, 's'},
+		{"batch", required_argument, NULL, 'b'},
+		{"exec", required_argument, NULL, 'e'},
+		{"exec-timeout", required_argument, NULL, 't'},
+		{"once", no_argument, NULL, 'o'},
+		{"poll", required_argument, NULL, 'p'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}
+	};
+	int			c;
+
+	opterr = 0;					/* our own messages */
+	while ((c = getopt_long(argc, argv, ":d:s:b:e:t:p:v", long_options, NULL)) != -1)
+	{
+		switch (c)
+		{
+			case 'd':
+				opts.dbname = optarg;
+				break;
+			case 's':
+				if (optarg[0] == '\0')
+					usage_error("--schema needs a schema name");
+				opts.schema = optarg;
+				break;
+			case 'b':
+				opts.batch = parse_int("--batch", optarg, 1, MAX_BATCH);
+				break;
+			case 'e':
+				if (optarg[0] == '\0')
+					usage_error("--exec needs a command");
+				opts.exec_command = optarg;
+				break;
+			case 't':
+				opts.exec_timeout = parse_seconds("--exec-timeout", optarg);
+				break;
+			case 'o':
+				opts.once = true;
+				break;
+			case 'p':
+				opts.poll = parse_seconds("--poll", optarg);
+				break;
+			case 'v':
+				opts.verbose = true;
+				break;
+			case 'h':
+				usage();
+				exit(EXIT_DONE);
+			case ':':
+				usage_error("option %s needs a value", argv[optind - 1]);
+			default:
+				if (optopt != 0)
+					usage_error("unknown option -%c", optopt);
+				usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument \"%s\"", argv[optind]);
+}
+
+/*
+ * Messages: "okno-relay: " on stderr, starting a fresh line if a terminal
+ * status line is showing.
+ */
+static void
+relay_log(const char *fmt,...)
+{
+	va_list		ap;
+
+	if (progress_on_line)
+	{
+		fputc('\n', stderr);
+		progress_on_line = false;
+	}
+	fputs("okno-relay: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void
+relay_fatal(int code, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (progress_on_line)
+		fputc('\n', stderr);
+	fputs("okno-relay: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (conn != NULL)
+		PQfinish(conn);
+	exit(code);
+}
+
+/*
+ * A libpq message on one line: newlines and tabs become spaces, trailing
+ * blanks go.  The result lives in a static buffer until the next call.
+ */
+static const char *
+one_line(const char *msg)
+{
+	static char buf[1024];
+	size_t		i;
+	size_t		n = 0;
+
+	if (msg == NULL)
+		msg = "";
+	for (i = 0; msg[i] != '\0' && n < sizeof(buf) - 1; i++)
+	{
+		char		ch = msg[i];
+
+		if (ch == '\n' || ch == '\t' || ch == '\r')
+			ch = ' ';
+		if (ch == ' ' && (n == 0 || buf[n - 1] == ' '))
+			continue;
+		buf[n++] = ch;
+	}
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+	return buf;
+}
+
+static void *
+relay_malloc(size_t size)
+{
+	void	   *p = malloc(size);
+
+	if (p == NULL)
+		relay_fatal(EXIT_SERVER, "out of memory");
+	return p;
+}
+
+static char *
+relay_strdup(const char *s)
+{
+	size_t		n = strlen(s) + 1;
+	char	   *p = relay_malloc(n);
+
+	memcpy(p, s, n);
+	return p;
+}
+
+static double
+now_seconds(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		relay_fatal(EXIT_SERVER, "clock_gettime failed: %s", strerror(errno));
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* poll()'s timeout for a wait of this many seconds (rounded up) */
+static int
+poll_timeout_ms(double seconds)
+{
+	if (seconds <= 0)
+		return 0;
+	if (seconds > (double) (INT_MAX / 1000))
+		return INT_MAX;
+	return (int) (seconds * 1000.0) + 1;
+}
+
+/* ---------------------------------------------------------------- signals */
+
+/*
+ * SIGINT, SIGTERM: stop after the event in hand.  SIGCHLD: a command
+ * ended.  Only async-signal-safe work: a flag and a write(2).
+ */
+static void
+handle_signal(int signo)
+{
+	int			save_errno = errno;
+	ssize_t		rc;
+
+	if (signo == SIGINT || signo == SIGTERM)
+		stop_signal = signo;
+	rc = write(wakeup_fds[1], "", 1);	/* a full pipe is a pending wakeup */
+	(void) rc;
+	errno = save_errno;
+}
+
+static void
+set_fd_flags(int fd, bool cloexec, bool nonblock)
+{
+	int			flags;
+
+	if (cloexec)
+	{
+		flags = fcntl(fd, F_GETFD);
+		if (flags < 0 || fcntl(fd, F_SETFD, flags | FD_CLOEXEC) < 0)
+			relay_fatal(EXIT_SERVER, "could not set FD_CLOEXEC: %s", strerror(errno));
+	}
+	if (nonblock)
+	{
+		flags = fcntl(fd, F_GETFL);
+		if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+			relay_fatal(EXIT_SERVER, "could not set O_NONBLOCK: %s", strerror(errno));
+	}
+}
+
+/*
+ * A closed stdin, stdout or stderr would be taken by the next descriptor
+ * we open (the server's socket ...): occupy it with /dev/null.  A closed
+ * stdout is the recipient itself unless --exec is given: exit 4.
+ */
+static void
+check_std_fds(void)
+{
+	int			fd;
+
+	for (fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+	{
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		if (open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY) != fd)
+			exit(EXIT_SERVER);
+		if (fd == STDOUT_FILENO && opts.exec_command == NULL)
+			relay_fatal(EXIT_OUTPUT, "standard output is closed");
+	}
+}
+
+static void
+setup_signals(void)
+{
+	struct sigaction sa;
+
+	if (pipe(wakeup_fds) != 0)
+		relay_fatal(EXIT_SERVER, "could not create a pipe: %s", strerror(errno));
+	set_fd_flags(wakeup_fds[0], true, true);
+	set_fd_flags(wakeup_fds[1], true, true);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handle_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;			/* no SA_RESTART: waits end with EINTR */
+	if (sigaction(SIGINT, &sa, NULL) != 0 ||
+		sigaction(SIGTERM, &sa, NULL) != 0)
+		relay_fatal(EXIT_SERVER, "sigaction failed: %s", strerror(errno));
+	sa.sa_flags = SA_NOCLDSTOP;
+	if (sigaction(SIGCHLD, &sa, NULL) != 0)
+		relay_fatal(EXIT_SERVER, "sigaction failed: %s", strerror(errno));
+
+	/* a reader that went away is a write error (EPIPE), not a death */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGPIPE, &sa, NULL) != 0)
+		relay_fatal(EXIT_SERVER, "sigaction failed: %s", strerror(errno));
+}
+
+static void
+drain_wakeups(void)
+{
+	char		buf[64];
+
+	while (read(wakeup_fds[0], buf, sizeof(buf)) > 0)
+		;
+}
+
+/* sleep, but not past a SIGINT or SIGTERM */
+static void
+sleep_interruptible(double seconds)
+{
+	double		deadline = now_seconds() + seconds;
+	double		left;
+	struct pollfd pfd;
+
+	while (!stop_signal && (left = deadline - now_seconds()) > 0)
+	{
+		pfd.fd = wakeup_fds[0];
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, poll_timeout_ms(left)) < 0 && errno != EINTR)
+			relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
+		drain_wakeups();
+	}
+}
+
+/* ------------------------------------------------------------- the server */
+
+/*
+ * Server messages outside a query: notices, warnings, and the FATAL a
+ * backend sends before it closes the connection (pg_terminate_backend,
+ * shutdown).  The last means the open transaction is lost already.
+ */
+static void
+notice_receiver(void *arg, const PGresult *res)
+{
+	const char *severity = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+
+	(void) arg;
+	if (severity != NULL &&
+		(strcmp(severity, "FATAL") == 0 || strcmp(severity, "PANIC") == 0))
+		server_closing = true;
+	relay_log("server: %s", one_line(PQresultErrorMessage(res)));
+}
+
+/*
+ * Connect without blocking signals out: PQconnectStartParams and
+ * PQconnectPoll, with the self-pipe in every poll().  NULL on failure
+ * (message in errbuf) or when a stop signal came.
+ */
+static PGconn *
+open_connection(char *errbuf, size_t errlen)
+{
+	const char *keywords[4];
+	const char *values[4];
+	PGconn	   *c;
+	PostgresPollingStatusType ps = PGRES_POLLING_WRITING;
+
+	/* a later keyword wins: application_name in --dbname overrides ours */
+	keywords[0] = "application_name";
+	values[0] = APPLICATION_NAME;
+	keywords[1] = "client_encoding";
+	values[1] = "UTF8";
+	keywords[2] = "dbname";
+	values[2] = opts.dbname;
+	keywords[3] = NULL;
+	values[3] = NULL;
+
+	errbuf[0] = '\0';
+	c = PQconnectStartParams(keywords, values, 1);
+	if (c == NULL)
+	{
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	while (ps != PGRES_POLLING_OK && ps != PGRES_POLLING_FAILED)
+	{
+		struct pollfd pfd[2];
+		int			sock;
+		int			rc;
+
+		if (PQstatus(c) == CONNECTION_BAD)
+		{
+			ps = PGRES_POLLING_FAILED;
+			break;
+		}
+		if (stop_signal)
+		{
+			PQfinish(c);
+			return NULL;
+		}
+		sock = PQsocket(c);
+		if (sock < 0)
+		{
+			ps = PQconnectPoll(c);
+			continue;
+		}
+		pfd[0].fd = sock;
+		pfd[0].events = (ps == PGRES_POLLING_READING) ? POLLIN : POLLOUT;
+		pfd[0].revents = 0;
+		pfd[1].fd = wakeup_fds[0];
+		pfd[1].events = POLLIN;
+		pfd[1].revents = 0;
+		rc = poll(pfd, 2, -1);
+		if (rc < 0 && errno != EINTR)
+			relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
+		drain_wakeups();
+		if (rc > 0 && pfd[0].revents != 0)
+			ps = PQconnectPoll(c);
+	}
+	if (ps == PGRES_POLLING_FAILED || PQstatus(c) != CONNECTION_OK)
+	{
+		snprintf(errbuf, errlen, "%s", one_line(PQerrorMessage(c)));
+		PQfinish(c);
+		return NULL;
+	}
+	server_closing = false;
+	PQsetNoticeReceiver(c, notice_receiver, NULL);
+	return c;
+}
+
+/*
+ * Judge a result; frees it unless it is SQL_OK.  A lost connection and a
+ * transient error (serialization failure, deadlock, cancel, read-only,
+ * out of resources) are the caller's to handle; anything else is fatal
+ * (exit 3).
+ */
+static SqlStatus
+check_result(PGresult *res, ExecStatusType want, const char *what)
+{
+	const char *state;
+	const char *msg;
+	char		buf[1100];
+
+	if (res != NULL && PQresultStatus(res) == want)
+		return SQL_OK;
+
+	state = (res != NULL) ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	msg = (res != NULL) ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	if (msg == NULL && res != NULL && PQresultErrorMessage(res)[0] != '\0')
+		msg = PQresultErrorMessage(res);
+	if (msg == NULL)
+		msg = PQerrorMessage(conn);
+	snprintf(buf, sizeof(buf), "%s", one_line(msg));
+
+	if (PQstatus(conn) == CONNECTION_BAD ||
+		(state == NULL && (res == NULL || PQresultStatus(res) == PGRES_FATAL_ERROR)) ||
+		(state != NULL && (strncmp(state, "08", 2) == 0 || strncmp(state, "57P0", 4) == 0)))
+	{
+		relay_log("lost the connection to the server (%s): %s", what, buf);
+		PQclear(res);
+		return SQL_LOST;
+	}
+	if (state != NULL &&
+		(strncmp(state, "40", 2) == 0 ||	/* serialization, deadlock */
+		 strncmp(state, "53", 2) == 0 ||	/* insufficient resources */
+		 strcmp(state, "57014") == 0 || /* query canceled */
+		 strcmp(state, "55P03") == 0 || /* lock not available */
+		 strcmp(state, "25006") == 0))	/* read-only transaction */
+	{
+		relay_log("%s failed, will retry: %s (SQLSTATE %s)", what, buf, state);
+		PQclear(res);
+		return SQL_RETRY;
+	}
+	if (state != NULL)
+		relay_log("%s failed: %s (SQLSTATE %s)", what, buf, state);
+	else if (res != NULL && PQresultStatus(res) != PGRES_FATAL_ERROR)
+		relay_log("%s: unexpected result %s", what, PQresStatus(PQresultStatus(res)));
+	else
+		relay_log("%s failed: %s", what, buf);
+	PQclear(res);
+	PQfinish(conn);
+	conn = NULL;
+	exit(EXIT_SERVER);
+}
+
+/*
+ * On a fresh connection: find okno's schema, check that it has the 0.2.0
+ * functions, build the qualified statements, LISTEN.  Missing okno is
+ * fatal (exit 3).
+ */
+static SqlStatus
+setup_session(void)
+{
+	static const char *const functions[] = {
+		"okno_drain(integer)",
+		"okno_record_failure(uuid,text)",
+		"okno_release(uuid)"
+	};
+	PGresult   *res;
+	SqlStatus	st;
+	char	   *schema;
+	char	   *quoted;
+	char		signature[600];
+	const char *param[1];
+	size_t		len;
+	int			i;
+
+	if (opts.schema != NULL)
+		schema = relay_strdup(opts.schema);
+	else
+	{
+		res = PQexec(conn,
+					 "SELECT n.nspname FROM pg_catalog.pg_extension e"
+					 " JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace"
+					 " WHERE e.extname = 'okno'");
+		if ((st = check_result(res, PGRES_TUPLES_OK, "looking up okno's schema")) != SQL_OK)
+			return st;
+		if (PQntuples(res) != 1)
+		{
+			PQclear(res);
+			relay_fatal(EXIT_SERVER, "okno is not installed in database \"%s\" (CREATE EXTENSION okno CASCADE)",
+						PQdb(conn));
+		}
+		schema = relay_strdup(PQgetvalue(res, 0, 0));
+		PQclear(res);
+	}
+
+	quoted = PQescapeIdentifier(conn, schema, strlen(schema));
+	if (quoted == NULL)
+		relay_fatal(EXIT_SERVER, "could not quote schema name \"%s\": %s",
+					schema, one_line(PQerrorMessage(conn)));
+
+	/* okno 0.2.0's functions, in that schema */
+	for (i = 0; i < (int) (sizeof(functions) / sizeof(functions[0])); i++)
+	{
+		snprintf(signature, sizeof(signature), "%s.%s", quoted, functions[i]);
+		param[0] = signature;
+		res = PQexecParams(conn, "SELECT pg_catalog.to_regprocedure($1) IS NOT NULL",
+						   1, NULL, param, NULL, NULL, 0);
+		if ((st = check_result(res, PGRES_TUPLES_OK, "looking up okno's functions")) != SQL_OK)
+		{
+			PQfreemem(quoted);
+			free(schema);
+			return st;
+		}
+		if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), "t") != 0)
+		{
+			PQclear(res);
+			relay_fatal(EXIT_SERVER,
+						"okno is not installed in schema \"%s\" of database \"%s\", or it is older than 0.2.0 (no %s)",
+						schema, PQdb(conn), functions[i]);
+		}
+		PQclear(res);
+	}
+
+	free(sql_drain);
+	free(sql_record_failure);
+	free(sql_release);
+	len = strlen(quoted) + 200;
+	sql_drain = relay_malloc(len);
+	snprintf(sql_drain, len,
+			 "SELECT event_id, kind, payload, attempts FROM %s.okno_drain($1::pg_catalog.int4)",
+			 quoted);
+	len = strlen(quoted) + 300;
+	sql_record_failure = relay_malloc(len);
+	snprintf(sql_record_failure, len,
+			 "SELECT f.attempts, f.parked_at IS NOT NULL,"
+			 " pg_catalog.date_part('epoch', f.available_at - pg_catalog.clock_timestamp())"
+			 " FROM %s.okno_record_failure($1::pg_catalog.uuid, $2::pg_catalog.text) AS f",
+			 quoted);
+	sql_release = relay_malloc(len);
+	snprintf(sql_release, len,
+			 "SELECT pg_catalog.count(*) FILTER (WHERE r)"
+			 " FROM pg_catalog.unnest($1::pg_catalog.uuid[]) AS u(id),"
+			 " LATERAL %s.okno_release(u.id) AS r",
+			 quoted);
+	PQfreemem(quoted);
+	free(schema);
+
+	res = PQexec(conn, "LISTEN " NOTIFY_CHANNEL);
+	return check_result(res, PGRES_COMMAND_OK, "LISTEN");
+}
+
+/*
+ * The connection is gone: connect again with backoff (0.1 s doubling to
+ * 5 s) until it works or a stop signal comes.
+ */
+static void
+reconnect(void)
+{
+	double		delay = BACKOFF_MIN;
+	char		errbuf[1024];
+
+	if (conn != NULL)
+	{
+		PQfinish(conn);
+		conn = NULL;
+	}
+	relay_log("reconnecting");
+	for (;;)
+	{
+		if (stop_signal)
+			return;
+		conn = open_connection(errbuf, sizeof(errbuf));
+		if (conn != NULL)
+		{
+			SqlStatus	st = setup_session();
+
+			if (st == SQL_OK)
+			{
+				relay_log("reconnected");
+				return;
+			}
+			PQfinish(conn);
+			conn = NULL;
+			snprintf(errbuf, sizeof(errbuf), "the new connection did not last");
+		}
+		if (stop_signal)
+			return;
+		relay_log("could not reconnect: %s; next attempt in %.1f s", errbuf, delay);
+		sleep_interruptible(delay);
+		delay *= 2;
+		if (delay > BACKOFF_MAX)
+			delay = BACKOFF_MAX;
+	}
+}
+
+/*
+ * Consume the notifications libpq has; the number that came from other
+ * sessions (our own commits wake nobody: what they change is known).
+ */
+static int
+take_notifications(void)
+{
+	PGnotify   *n;
+	int			count = 0;
+	int			self = PQbackendPID(conn);
+
+	while ((n = PQnotifies(conn)) != NULL)
+	{
+		if (n->be_pid != self)
+			count++;
+		PQfreemem(n);
+	}
+	return count;
+}
+
+/*
+ * Remember when an event we saw fail comes due again, so that the retry
+ * does not wait for --poll.
+ */
+static void
+add_retry_time(double when)
+{
+	if (retry_times == NULL)
+		retry_times = relay_malloc(sizeof(double) * MAX_RETRY_TIMES);
+	if (n_retry_times < MAX_RETRY_TIMES)
+		retry_times[n_retry_times++] = when;
+}
+
+/*
+ * Idle: wait for a notification from another session, for the retry time
+ * of an event we saw fail, for --poll seconds, or for a stop signal.
+ * False if the connection was lost.
+ */
+static bool
+wait_for_work(void)
+{
+	double		deadline = now_seconds() + opts.poll;
+
+	for (;;)
+	{
+		struct pollfd pfd[2];
+		double		now;
+		double		until = deadline;
+		bool		due = false;
+		int			i;
+		int			rc;
+
+		if (stop_signal)
+			return true;
+		if (!PQconsumeInput(conn) || PQstatus(conn) == CONNECTION_BAD ||
+			server_closing)
+		{
+			relay_log("lost the connection to the server (waiting): %s",
+					  server_closing ? "the server closed the session" :
+					  one_line(PQerrorMessage(conn)));
+			return false;
+		}
+		if (take_notifications() > 0)
+			return true;
+
+		now = now_seconds();
+		for (i = 0; i < n_retry_times;)
+		{
+			if (retry_times[i] <= now)
+			{
+				retry_times[i] = retry_times[--n_retry_times];
+				due = true;
+			}
+			else
+			{
+				if (retry_times[i] < until)
+					until = retry_times[i];
+				i++;
+			}
+		}
+		if (due || now >= until)
+			return true;
+
+		progress_report(false);
+		pfd[0].fd = PQsocket(conn);
+		if (pfd[0].fd < 0)
+		{
+			relay_log("lost the connection to the server (waiting): no socket");
+			return false;
+		}
+		pfd[0].events = POLLIN;
+		pfd[0].revents = 0;
+		pfd[1].fd = wakeup_fds[0];
+		pfd[1].events = POLLIN;
+		pfd[1].revents = 0;
+		rc = poll(pfd, 2, poll_timeout_ms(until - now));
+		if (rc < 0 && errno != EINTR)
+			relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
+		drain_wakeups();
+	}
+}
+
+/* ---------------------------------------------------------- the JSON line */
+
+static void
+buf_reserve(LineBuffer *buf, size_t more)
+{
+	size_t		need = buf->len + more + 1;
+
+	if (need > buf->cap)
+	{
+		size_t		cap = (buf->cap == 0) ? 1024 : buf->cap;
+		char	   *p;
+
+		while (cap < need)
+			cap *= 2;
+		p = realloc(buf->data, cap);
+		if (p == NULL)
+			relay_fatal(EXIT_SERVER, "out of memory");
+		buf->data = p;
+		buf->cap = cap;
+	}
+}
+
+static void
+buf_append(LineBuffer *buf, const char *s, size_t n)
+{
+	buf_reserve(buf, n);
+	memcpy(buf->data + buf->len, s, n);
+	buf->len += n;
+	buf->data[buf->len] = '\0';
+}
+
+/* a JSON string literal; bytes >= 0x80 (UTF-8) pass unchanged */
+static void
+buf_append_json_string(LineBuffer *buf, const char *s)
+{
+	const unsigned char *p;
+	char		esc[8];
+
+	buf_append(buf, "\"", 1);
+	for (p = (const unsigned char *) s; *p != '\0'; p++)
+	{
+		switch (*p)
+		{
+			case '"':
+				buf_append(buf, "\\\"", 2);
+				break;
+			case '\\':
+				buf_append(buf, "\\\\", 2);
+				break;
+			case '\n':
+				buf_append(buf, "\\n", 2);
+				break;
+			case '\r':
+				buf_append(buf, "\\r", 2);
+				break;
+			case '\t':
+				buf_append(buf, "\\t", 2);
+				break;
+			case '\b':
+				buf_append(buf, "\\b", 2);
+				break;
+			case '\f':
+				buf_append(buf, "\\f", 2);
+				break;
+			default:
+				if (*p < 0x20)
+				{
+					snprintf(esc, sizeof(esc), "\\u%04x", (unsigned int) *p);
+					buf_append(buf, esc, 6);
+				}
+				else
+					buf_append(buf, (const char *) p, 1);
+				break;
+		}
+	}
+	buf_append(buf, "\"", 1);
+}
+
+/*
+ * jsonb's text without the blanks PostgreSQL puts after ':' and ','.
+ * Blanks inside strings stay; jsonb escapes every control character in a
+ * string, so a raw blank outside one is always a separator.
+ */
+static void
+buf_append_compact_json(LineBuffer *buf, const char *s)
+{
+	const char *p;
+	const char *run = s;
+	bool		in_string = false;
+
+	for (p = s; *p != '\0'; p++)
+	{
+		if (in_string)
+		{
+			if (*p == '\\' && p[1] != '\0')
+				p++;
+			else if (*p == '"')
+				in_string = false;
+		}
+		else if (*p == '"')
+			in_string = true;
+		else if (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		{
+			buf_append(buf, run, p - run);
+			run = p + 1;
+		}
+	}
+	buf_append(buf, run, p - run);
+}
+
+/* {"event_id":"...","kind":"...","payload":{...},"attempts":N}\n */
+static void
+build_line(LineBuffer *buf, const RelayEvent *ev)
+{
+	buf->len = 0;
+	buf_append(buf, "{\"event_id\":", 12);
+	buf_append_json_string(buf, ev->id);
+	buf_append(buf, ",\"kind\":", 8);
+	if (ev->kind != NULL)
+		buf_append_json_string(buf, ev->kind);
+	else
+		buf_append(buf, "null", 4);
+	buf_append(buf, ",\"payload\":", 11);
+	if (ev->payload != NULL)
+		buf_append_compact_json(buf, ev->payload);
+	else
+		buf_append(buf, "null", 4);
+	buf_append(buf, ",\"attempts\":", 12);
+	if (ev->attempts != NULL)
+		buf_append(buf, ev->attempts, strlen(ev->attempts));
+	else
+		buf_append(buf, "null", 4);
+	buf_append(buf, "}\n", 2);
+}
+
+/* ------------------------------------------------------------- recipients */
+
+/*
+ * The line on stdout with write(2) (no stdio buffer to lose), complete
+ * before we return, i.e. before the commit.
+ */
+static DeliveryOutcome
+deliver_stdout(const LineBuffer *line, char *why, size_t whylen)
+{
+	size_t		done = 0;
+
+	while (done < line->len)
+	{
+		ssize_t		n = write(STDOUT_FILENO, line->data + done, line->len - done);
+
+		if (n > 0)
+			done += (size_t) n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else
+		{
+			snprintf(why, whylen, "could not write to standard output: %s",
+					 n < 0 ? strerror(errno) : "nothing written");
+			return DELIVERY_OUTPUT_ERROR;
+		}
+	}
+	return DELIVERY_OK;
+}
+
+/*
+ * Run --exec for one event: /bin/sh -c COMMAND in a process group of its
+ * own, the line on its stdin, OKNO_EVENT_ID and OKNO_EVENT_KIND in its
+ * environment.  Writing the line and waiting for the exit share one
+ * deadline; past it the whole group gets SIGKILL.  A stop signal does not
+ * cut the command short: the event in hand is finished.
+ */
+static DeliveryOutcome
+deliver_exec(const RelayEvent *ev, const LineBuffer *line, char *why, size_t whylen)
+{
+	int			in[2];
+	pid_t		pid;
+	int			status = 0;
+	size_t		written = 0;
+	double		deadline;
+	bool		timed_out = false;
+
+	if (pipe(in) != 0)
+	{
+		snprintf(why, whylen, "could not create a pipe: %s", strerror(errno));
+		return DELIVERY_NOT_TRIED;
+	}
+	set_fd_flags(in[0], true, false);
+	set_fd_flags(in[1], true, true);
+
+	pid = fork();
+	if (pid < 0)
+	{
+		snprintf(why, whylen, "could not fork: %s", strerror(errno));
+		close(in[0]);
+		close(in[1]);
+		return DELIVERY_NOT_TRIED;
+	}
+	if (pid == 0)
+	{
+		/* the child: single-threaded parent, so setenv is fine here */
+		struct sigaction sa;
+		sigset_t	none;
+
+		setpgid(0, 0);
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGPIPE, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGCHLD, &sa, NULL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (dup2(in[0], STDIN_FILENO) < 0)
+			_exit(127);
+		if (setenv("OKNO_EVENT_ID", ev->id, 1) != 0 ||
+			setenv("OKNO_EVENT_KIND", ev->kind != NULL ? ev->kind : "", 1) != 0)
+			_exit(127);
+		execl("/bin/sh", "sh", "-c", opts.exec_command, (char *) NULL);
+		_exit(127);
+	}
+
+	/* also here, so that killing the group cannot race the child's setpgid */
+	(void) setpgid(pid, pid);
+	close(in[0]);
+
+	deadline = now_seconds() + opts.exec_timeout;
+	for (;;)
+	{
+		struct pollfd pfd[2];
+		int			npfd = 1;
+		pid_t		r;
+		double		now;
+
+		r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR)
+			relay_fatal(EXIT_SERVER, "waitpid failed: %s", strerror(errno));
+
+		now = now_seconds();
+		if (now >= deadline)
+		{
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0)
+			{
+				if (errno != EINTR)
+					relay_fatal(EXIT_SERVER, "waitpid failed: %s", strerror(errno));
+			}
+			timed_out = true;
+			break;
+		}
+
+		/* feed the line; a command that does not read it may exit anyway */
+		while (in[1] >= 0 && written < line->len)
+		{
+			ssize_t		n = write(in[1], line->data + written, line->len - written);
+
+			if (n > 0)
+				written += (size_t) n;
+			else if (n < 0 && errno == EINTR)
+				continue;
+			else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				break;
+			else
+			{
+				close(in[1]);	/* EPIPE: the command closed its stdin */
+				in[1] = -1;
+			}
+		}
+		if (in[1] >= 0 && written == line->len)
+		{
+			close(in[1]);
+			in[1] = -1;
+		}
+
+		pfd[0].fd = wakeup_fds[0];
+		pfd[0].events = POLLIN;
+		pfd[0].revents = 0;
+		if (in[1] >= 0)
+		{
+			pfd[1].fd = in[1];
+			pfd[1].events = POLLOUT;
+			pfd[1].revents = 0;
+			npfd = 2;
+		}
+		if (poll(pfd, npfd, poll_timeout_ms(deadline - now)) < 0 && errno != EINTR)
+			relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
+		drain_wakeups();
+	}
+	if (in[1] >= 0)
+		close(in[1]);
+
+	if (timed_out)
+	{
+		snprintf(why, whylen, "timed out after %g s", opts.exec_timeout);
+		return DELIVERY_FAILED;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return DELIVERY_OK;
+	if (WIFEXITED(status))
+		snprintf(why, whylen, "exit status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(why, whylen, "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(why, whylen, "ended with wait status %d", status);
+	return DELIVERY_FAILED;
+}
+
+/* ------------------------------------------------------------ the batch */
+
+/*
+ * okno_record_failure(event, why) in the delivery transaction; remember
+ * when the event is due again.
+ */
+static SqlStatus
+record_failure(const RelayEvent *ev, const char *why)
+{
+	const char *params[2];
+	PGresult   *res;
+	SqlStatus	st;
+
+	params[0] = ev->id;
+	params[1] = why;
+	res = PQexecParams(conn, sql_record_failure, 2, NULL, params, NULL, NULL, 0);
+	if ((st = check_result(res, PGRES_TUPLES_OK, "okno_record_failure")) != SQL_OK)
+		return st;
+	if (PQntuples(res) != 1)
+	{
+		PQclear(res);
+		relay_fatal(EXIT_SERVER, "okno_record_failure returned no row for event %s", ev->id);
+	}
+	if (strcmp(PQgetvalue(res, 0, 1), "t") == 0)
+		relay_log("event %s failed (%s): parked after %s attempts",
+				  ev->id, why, PQgetvalue(res, 0, 0));
+	else if (PQgetisnull(res, 0, 2))
+		relay_log("event %s failed (%s): attempt %s",
+				  ev->id, why, PQgetvalue(res, 0, 0));
+	else
+	{
+		double		delay = strtod(PQgetvalue(res, 0, 2), NULL);
+
+		relay_log("event %s failed (%s): attempt %s, next in %.1f s",
+				  ev->id, why, PQgetvalue(res, 0, 0), delay > 0 ? delay : 0.0);
+		if (!opts.once)
+			add_retry_time(now_seconds() + (delay > 0 ? delay : 0.0));
+	}
+	PQclear(res);
+	return SQL_OK;
+}
+
+/*
+ * Hand events from..to-1 of the drain back with okno_release(), in one
+ * statement.
+ */
+static SqlStatus
+release_events(PGresult *drain, int from, int to)
+{
+	LineBuffer	arr = {NULL, 0, 0};
+	const char *params[1];
+	PGresult   *res;
+	SqlStatus	st;
+	int			i;
+	long		released;
+
+	buf_append(&arr, "{", 1);
+	for (i = from; i < to; i++)
+	{
+		if (i > from)
+			buf_append(&arr, ",", 1);
+		buf_append(&arr, PQgetvalue(drain, i, 0), strlen(PQgetvalue(drain, i, 0)));
+	}
+	buf_append(&arr, "}", 1);
+	params[0] = arr.data;
+	res = PQexecParams(conn, sql_release, 1, NULL, params, NULL, NULL, 0);
+	free(arr.data);
+	if ((st = check_result(res, PGRES_TUPLES_OK, "okno_release")) != SQL_OK)
+		return st;
+	released = (PQntuples(res) == 1) ? strtol(PQgetvalue(res, 0, 0), NULL, 10) : -1;
+	if (released != to - from)
+		relay_log("okno_release handed back %ld of %d events", released, to - from);
+	else if (opts.verbose)
+		relay_log("handed back %d undelivered events of the batch", to - from);
+	PQclear(res);
+	return SQL_OK;
+}
+
+/* after a failed statement inside the delivery transaction */
+static SqlStatus
+abandon_transaction(SqlStatus st)
+{
+	PGresult   *res;
+
+	if (st == SQL_RETRY)
+	{
+		res = PQexec(conn, "ROLLBACK");
+		if (check_result(res, PGRES_COMMAND_OK, "ROLLBACK") != SQL_OK)
+			return SQL_LOST;
+		PQclear(res);
+	}
+	return st;
+}
+
+/*
+ * One delivery transaction.  *drained is how many events okno_drain()
+ * handed out.
+ */
+static SqlStatus
+run_batch(int *drained)
+{
+	static LineBuffer line = {NULL, 0, 0};
+	PGresult   *res;
+	PGresult   *drain;
+	SqlStatus	st;
+	const char *params[1];
+	char		batch[16];
+	char		why[512];
+	bool		not_tried = false;
+	int			n;
+	int			i;
+
+	*drained = 0;
+	res = PQexec(conn, "BEGIN");
+	if ((st = check_result(res, PGRES_COMMAND_OK, "BEGIN")) != SQL_OK)
+		return st;
+	PQclear(res);
+
+	snprintf(batch, sizeof(batch), "%d", opts.batch);
+	params[0] = batch;
+	drain = PQexecParams(conn, sql_drain, 1, NULL, params, NULL, NULL, 0);
+	if ((st = check_result(drain, PGRES_TUPLES_OK, "okno_drain")) != SQL_OK)
+		return abandon_transaction(st);
+	if (PQnfields(drain) != 4)
+	{
+		int			nfields = PQnfields(drain);
+
+		PQclear(drain);
+		relay_fatal(EXIT_SERVER, "okno_drain returned %d columns, 4 expected", nfields);
+	}
+	n = PQntuples(drain);
+	*drained = n;
+
+	for (i = 0; i < n; i++)
+	{
+		RelayEvent	ev;
+		DeliveryOutcome outcome;
+
+		if (stop_signal)
+			break;
+		if (PQgetisnull(drain, i, 0))
+		{
+			PQclear(drain);
+			relay_fatal(EXIT_SERVER, "okno_drain returned an event without an id");
+		}
+		ev.id = PQgetvalue(drain, i, 0);
+		ev.kind = PQgetisnull(drain, i, 1) ? NULL : PQgetvalue(drain, i, 1);
+		ev.payload = PQgetisnull(drain, i, 2) ? NULL : PQgetvalue(drain, i, 2);
+		ev.attempts = PQgetisnull(drain, i, 3) ? NULL : PQgetvalue(drain, i, 3);
+		build_line(&line, &ev);
+
+		why[0] = '\0';
+		if (opts.exec_command != NULL)
+			outcome = deliver_exec(&ev, &line, why, sizeof(why));
+		else
+			outcome = deliver_stdout(&line, why, sizeof(why));
+
+		switch (outcome)
+		{
+			case DELIVERY_OK:
+				n_delivered++;
+				break;
+			case DELIVERY_FAILED:
+				if ((st = record_failure(&ev, why)) != SQL_OK)
+				{
+					PQclear(drain);
+					return abandon_transaction(st);
+				}
+				n_failed++;
+				break;
+			case DELIVERY_NOT_TRIED:
+				relay_log("event %s not handed over: %s", ev.id, why);
+				not_tried = true;
+				break;
+			case DELIVERY_OUTPUT_ERROR:
+
+				/*
+				 * The lines of this batch may be lost with the reader: undo
+				 * it.  Should the ROLLBACK fail, closing the connection
+				 * (relay_fatal) rolls back all the same.
+				 */
+				PQclear(drain);
+				res = PQexec(conn, "ROLLBACK");
+				if (PQresultStatus(res) != PGRES_COMMAND_OK)
+					relay_log("ROLLBACK failed: %s", one_line(PQerrorMessage(conn)));
+				PQclear(res);
+				relay_fatal(EXIT_OUTPUT, "%s", why);
+		}
+		if (not_tried)
+			break;
+		progress_report(false);
+
+		/*
+		 * A terminated backend says so at once; no point in handing out the
+		 * rest of a batch that can no longer commit.
+		 */
+		if (!PQconsumeInput(conn) || PQstatus(conn) == CONNECTION_BAD ||
+			server_closing)
+		{
+			relay_log("lost the connection to the server (delivering): %s",
+					  server_closing ? "the server closed the session" :
+					  one_line(PQerrorMessage(conn)));
+			PQclear(drain);
+			return SQL_LOST;
+		}
+	}
+
+	/* a stop signal or a command that could not start: hand the rest back */
+	if (i < n && (st = release_events(drain, i, n)) != SQL_OK)
+	{
+		PQclear(drain);
+		return abandon_transaction(st);
+	}
+	PQclear(drain);
+
+	res = PQexec(conn, "COMMIT");
+	if ((st = check_result(res, PGRES_COMMAND_OK, "COMMIT")) != SQL_OK)
+		return st;
+	if (strcmp(PQcmdStatus(res), "COMMIT") != 0)
+	{
+		relay_log("the delivery transaction did not commit (%s)", PQcmdStatus(res));
+		PQclear(res);
+		return SQL_RETRY;
+	}
+	PQclear(res);
+	return not_tried ? SQL_RETRY : SQL_OK;
+}
+
+/* ---------------------------------------------------------------- progress */
+
+/*
+ * "delivered N, failed M, R events/s" on stderr, at most once a second
+ * and only when something happened; \r on a terminal, lines otherwise.
+ */
+static void
+progress_report(bool final)
+{
+	double		now;
+	long long	count = n_delivered + n_failed;
+	double		rate;
+	char		line[200];
+
+	if (!progress_enabled)
+		return;
+	now = now_seconds();
+	if (!final && (now - progress_time < 1.0 || count == progress_count))
+		return;
+	if (final)
+		rate = (now > start_time) ? (double) count / (now - start_time) : 0.0;
+	else
+		rate = (double) (count - progress_count) / (now - progress_time);
+	snprintf(line, sizeof(line), "okno-relay: delivered %lld, failed %lld, %.0f events/s",
+			 n_delivered, n_failed, rate);
+	if (progress_tty)
+	{
+		fprintf(stderr, "\r%-70s", line);
+		progress_on_line = true;
+		if (final)
+		{
+			fputc('\n', stderr);
+			progress_on_line = false;
+		}
+	}
+	else
+		fprintf(stderr, "%s\n", line);
+	progress_time = now;
+	progress_count = count;
+}
+
+int
+main(int argc, char **argv)
+{
+	char		errbuf[1024];
+	SqlStatus	st;
+	double		retry_delay = BACKOFF_MIN;
+
+	parse_options(argc, argv);
+	check_std_fds();
+	setup_signals();
+
+	progress_tty = isatty(STDERR_FILENO);
+	progress_enabled = opts.verbose || progress_tty;
+	start_time = progress_time = now_seconds();
+	progress_count = 0;
+
+	conn = open_connection(errbuf, sizeof(errbuf));
+	if (conn == NULL)
+	{
+		if (stop_signal)
+			exit(EXIT_DONE);
+		relay_fatal(EXIT_NO_CONNECTION, "cannot connect to the database: %s", errbuf);
+	}
+	st = setup_session();
+	if (st == SQL_LOST)
+		relay_fatal(EXIT_NO_CONNECTION, "lost the connection to the database at start");
+	if (st == SQL_RETRY)
+		relay_fatal(EXIT_SERVER, "cannot set up the session");
+	if (opts.verbose)
+		relay_log("connected to database \"%s\", batches of %d, %s",
+				  PQdb(conn), opts.batch,
+				  opts.exec_command != NULL ? "running --exec per event" : "JSON lines on stdout");
+
+	while (!stop_signal)
+	{
+		int			drained = 0;
+
+		if (conn == NULL)
+		{
+			reconnect();
+			continue;
+		}
+
+		st = run_batch(&drained);
+		if (st == SQL_LOST)
+		{
+			reconnect();
+			continue;
+		}
+		if (st == SQL_RETRY)
+		{
+			sleep_interruptible(retry_delay);
+			retry_delay *= 2;
+			if (retry_delay > BACKOFF_MAX)
+				retry_delay = BACKOFF_MAX;
+			continue;
+		}
+		retry_delay = BACKOFF_MIN;
+
+		if (stop_signal)
+			break;
+		if (drained == opts.batch)
+			continue;			/* a full batch: there may be more at once */
+		if (opts.once)
+		{
+			if (drained == 0)
+				break;			/* nothing due any more */
+			continue;
+		}
+		progress_report(false);
+		if (!wait_for_work())
+			reconnect();
+	}
+
+	progress_report(true);
+	if (opts.verbose && stop_signal)
+		relay_log("stopped by signal %d", (int) stop_signal);
+	if (conn != NULL)
+		PQfinish(conn);
+	return EXIT_DONE;
+}
