@@ -7,6 +7,7 @@ SELECT current_user AS superuser_name, current_database() AS test_db \gset
 CREATE DATABASE regress_okno_upgrade;
 CREATE DATABASE regress_okno_fresh;
 CREATE DATABASE regress_okno_direct;
+CREATE DATABASE regress_okno_v020;
 
 -- a description of everything okno owns, to compare two installs
 \set ECHO none
@@ -18,6 +19,12 @@ SET client_min_messages = warning;
 CREATE EXTENSION okno CASCADE;
 SELECT extversion FROM pg_extension WHERE extname = 'okno';
 :describe \gset fresh_
+
+-- and a fresh install of 0.2.0, to compare with 0.1.0 updated to 0.2.0
+\c regress_okno_v020
+SET client_min_messages = warning;
+CREATE EXTENSION okno VERSION '0.2.0' CASCADE;
+:describe \gset fresh020_
 
 \c regress_okno_upgrade
 SET client_min_messages = warning;
@@ -36,6 +43,8 @@ SELECT (SELECT string_agg(format('%s/%s/%s/%s', id, resource_id, actor_id, statu
 
 ALTER EXTENSION okno UPDATE TO '0.2.0';
 SELECT extversion FROM pg_extension WHERE extname = 'okno';
+:describe \gset upgraded020_
+SELECT :'upgraded020_string_agg' = :'fresh020_string_agg' AS same_as_fresh_020_install;
 
 -- every row kept; the new columns at their defaults
 SELECT (SELECT string_agg(format('%s/%s/%s/%s', id, resource_id, actor_id, status), ';' ORDER BY id) FROM bookings)
@@ -95,3 +104,4 @@ SELECT * FROM okno_verify();
 DROP DATABASE regress_okno_upgrade;
 DROP DATABASE regress_okno_fresh;
 DROP DATABASE regress_okno_direct;
+DROP DATABASE regress_okno_v020;
