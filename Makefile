@@ -66,7 +66,7 @@ endif
 # okno-relay, the delivery worker (a libpq client program)
 -include relay/relay.mk
 
-.PHONY: test demo unit
+.PHONY: test demo unit tap
 
 # The full suite, on a throwaway cluster; the last line is "N passed, N failed".
 test:
@@ -78,3 +78,7 @@ demo:
 
 unit:
 	@$(MAKE) -s -C test/unit
+
+# The crash, kill -9 and failover tests alone (needs okno installed).
+tap:
+	@tools/tap
