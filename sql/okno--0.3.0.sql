@@ -335,3 +335,36 @@ END;
 
 COMMENT ON FUNCTION @extschema@.okno_verify() IS
 'okno''s invariants: one row per problem found, none when the data is consistent';
+
+-- okno_create_booking, telling a replay from a creation
+CREATE FUNCTION @extschema@.okno_create_booking_result(actor integer, key text, payload jsonb,
+                                                      OUT card jsonb, OUT replayed boolean)
+RETURNS record
+AS 'MODULE_PATHNAME', 'okno_create_booking_result'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_create_booking_result(integer, text, jsonb) IS
+'okno_create_booking, also saying whether the card is a replay of a stored response';
+
+-- okno's errors as data, for any HTTP layer to map
+CREATE FUNCTION @extschema@.okno_errors()
+RETURNS TABLE (code text, sqlstate text, http_status integer, message text)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+  SELECT e.code, e.sqlstate, e.http_status, e.message
+    FROM (VALUES
+      ('invalid_key'::pg_catalog.text, 'OKB01'::pg_catalog.text, 422, 'invalid idempotency key'::pg_catalog.text),
+      ('invalid_payload', 'OKB02', 422, 'invalid booking payload'),
+      ('resource_missing', 'OKB03', 404, 'resource does not exist'),
+      ('key_reused', 'OKB04', 409, 'idempotency key was already used with a different payload'),
+      ('slot_busy', 'OKB05', 409, 'the time slot is already booked'),
+      ('actor_missing', 'OKB06', 403, 'actor does not exist'),
+      ('booking_missing', 'OKB07', 404, 'booking does not exist'),
+      ('event_missing', 'OKB08', 404, 'outbox event does not exist'),
+      ('concurrent_request', '40001', 503, 'could not serialize access due to a concurrent request; retry the transaction')
+    ) AS e(code, sqlstate, http_status, message)
+   ORDER BY e.sqlstate;
+END;
+
+COMMENT ON FUNCTION @extschema@.okno_errors() IS
+'okno''s errors: code, SQLSTATE, HTTP status and message, for an HTTP layer to map';

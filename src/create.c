@@ -27,7 +27,9 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/htup_details.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
@@ -36,6 +38,7 @@
 #include "errors.h"
 
 PG_FUNCTION_INFO_V1(okno_create_booking);
+PG_FUNCTION_INFO_V1(okno_create_booking_result);
 
 /*
  * Called in PG_CATCH around the inserts: raise the domain error an
@@ -126,8 +129,12 @@ create_new(int32 actor, text *key, const char *keystr, const OknoBookingIn *in,
 	return card;
 }
 
-Datum
-okno_create_booking(PG_FUNCTION_ARGS)
+/*
+ * The whole contract; sets *replayed.  Shared by okno_create_booking and
+ * okno_create_booking_result.
+ */
+static Jsonb *
+create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	bool		actor_isnull = PG_ARGISNULL(0);
@@ -140,7 +147,7 @@ okno_create_booking(PG_FUNCTION_ARGS)
 	OknoStoredKey stored;
 	Jsonb	   *result;
 
-	PreventCommandIfReadOnly("okno_create_booking()");
+	PreventCommandIfReadOnly(fname);
 
 	/* 1, 2, 3: pure checks and the fingerprint, before any lock */
 	okno_check_key(key);
@@ -185,11 +192,50 @@ okno_create_booking(PG_FUNCTION_ARGS)
 		if (strcmp(stored.fingerprint, fingerprint) != 0)
 			okno_error_key_reused(actor, keystr);
 		result = stored.response;
+		*replayed = true;
 	}
 	else
+	{
 		result = create_new(actor, key, keystr, &in, fingerprint, cxt);
+		*replayed = false;
+	}
 
 	okno_spi_finish();
 
-	PG_RETURN_JSONB_P(result);
+	return result;
+}
+
+/*
+ * okno_create_booking(actor integer, key text, payload jsonb) RETURNS jsonb
+ */
+Datum
+okno_create_booking(PG_FUNCTION_ARGS)
+{
+	bool		replayed;
+
+	PG_RETURN_JSONB_P(create_booking(fcinfo, "okno_create_booking()", &replayed));
+}
+
+/*
+ * okno_create_booking_result(actor integer, key text, payload jsonb,
+ *							  OUT card jsonb, OUT replayed boolean)
+ *
+ * The same, telling a replay from a creation, so an HTTP layer can answer
+ * a replay with "Idempotent-Replayed: true".
+ */
+Datum
+okno_create_booking_result(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	bool		replayed;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "okno_create_booking_result must return a composite type");
+	desc = BlessTupleDesc(desc);
+
+	values[0] = JsonbPGetDatum(create_booking(fcinfo, "okno_create_booking_result()", &replayed));
+	values[1] = BoolGetDatum(replayed);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

@@ -12,7 +12,7 @@ CREATE EXTENSION IF NOT EXISTS btree_gist;
 CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 
-SELECT plan(188);
+SELECT plan(198);
 
 -- tables
 SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon']);
@@ -123,7 +123,7 @@ SELECT set_eq(
 -- functions: signatures, results, volatility, strictness, parallel safety
 SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once',
     'okno_drain', 'okno_record_failure', 'okno_release', 'okno_requeue', 'okno_get_booking', 'okno_cancel_booking', 'okno_purge',
-    'okno_verify']);
+    'okno_verify', 'okno_errors', 'okno_create_booking_result']);
 CREATE TEMP TABLE fn (name name, args name[], result text, signature text, vol text, par text);
 INSERT INTO fn VALUES
   ('okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb', 'actor integer, key text, payload jsonb', 'volatile', 'u'),
@@ -136,7 +136,8 @@ INSERT INTO fn VALUES
   ('okno_requeue', ARRAY['uuid'], 'boolean', 'event_id uuid', 'volatile', 'u'),
   ('okno_get_booking', ARRAY['integer', 'bigint'], 'jsonb', 'actor integer, booking_id bigint', 'stable', 'r'),
   ('okno_cancel_booking', ARRAY['integer', 'bigint'], 'jsonb', 'actor integer, booking_id bigint', 'volatile', 'u'),
-  ('okno_purge', ARRAY['interval', 'interval'], 'TABLE(keys_deleted bigint, events_deleted bigint)', 'keys_older_than interval, delivered_older_than interval', 'volatile', 'u');
+  ('okno_purge', ARRAY['interval', 'interval'], 'TABLE(keys_deleted bigint, events_deleted bigint)', 'keys_older_than interval, delivered_older_than interval', 'volatile', 'u'),
+  ('okno_create_booking_result', ARRAY['integer', 'text', 'jsonb'], 'record', 'actor integer, key text, payload jsonb, OUT card jsonb, OUT replayed boolean', 'volatile', 'u');
 SELECT has_function('okno_tap', name, args, name || '(' || array_to_string(args, ', ') || ') exists') FROM fn ORDER BY name;
 SELECT volatility_is('okno_tap', name, args, vol, name || ' is ' || vol) FROM fn ORDER BY name;
 SELECT isnt_strict('okno_tap', name, args, name || ' is not strict: NULL arguments are errors') FROM fn ORDER BY name;
@@ -148,6 +149,8 @@ SELECT is(pg_get_function_result('okno_tap.okno_verify()'::regprocedure), 'TABLE
 SELECT volatility_is('okno_tap', 'okno_verify', ARRAY[]::name[], 'stable', 'okno_verify is stable');
 SELECT isnt_definer('okno_tap', 'okno_verify', ARRAY[]::name[], 'okno_verify is SECURITY INVOKER');
 SELECT function_lang_is('okno_tap', 'okno_verify', ARRAY[]::name[], 'sql', 'okno_verify is SQL');
+SELECT is(pg_get_function_result('okno_tap.okno_errors()'::regprocedure), 'TABLE(code text, sqlstate text, http_status integer, message text)', 'okno_errors returns (code, sqlstate, http_status, message)');
+SELECT volatility_is('okno_tap', 'okno_errors', ARRAY[]::name[], 'immutable', 'okno_errors is immutable');
 SELECT ok((SELECT prosqlbody IS NOT NULL FROM pg_proc WHERE oid = 'okno_tap.okno_verify()'::regprocedure),
           'okno_verify''s body is parsed at creation (BEGIN ATOMIC), not at each call');
 SELECT is(pg_get_function_result(p.oid), fn.result, fn.name || ' returns ' || fn.result)
