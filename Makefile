@@ -67,7 +67,7 @@ endif
 # okno-relay, the delivery worker (a libpq client program)
 -include relay/relay.mk
 
-.PHONY: test demo unit tap
+.PHONY: test demo unit tap dist
 
 # The full suite, on a throwaway cluster; the last line is "N passed, N failed".
 test:
@@ -79,6 +79,11 @@ demo:
 
 unit:
 	@$(MAKE) -s -C test/unit
+
+# The PGXN distribution: okno-VERSION.zip of the committed tree.
+dist:
+	git archive --format zip --prefix=$(EXTENSION)-$(EXTVERSION)/ -o $(EXTENSION)-$(EXTVERSION).zip HEAD
+	@echo "built $(EXTENSION)-$(EXTVERSION).zip"
 
 # The crash, kill -9 and failover tests alone (needs okno installed).
 tap:
