@@ -36,7 +36,7 @@ DATA         = $(wildcard sql/okno--*.sql)
 # pg_regress: inputs in test/sql, expected output in expected/
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
                drain drain_batch failures cancel purge status verify \
-               error_catalogue \
+               error_catalogue shadowing roles \
                other_schema trusted upgrade
 REGRESS_OPTS = --inputdir=test
 

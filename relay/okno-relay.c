@@ -719,8 +719,8 @@ check_result(PGresult *res, ExecStatusType want, const char *what)
 }
 
 /*
- * On a fresh connection: find okno's schema, check that it has the 0.2.0
- * functions, build the qualified statements, LISTEN.  Missing okno is
+ * On a fresh connection: pin search_path, find okno's schema, check that it
+ * has the 0.2.0 functions, build the qualified statements, LISTEN.  Missing okno is
  * fatal (exit 3).
  */
 static SqlStatus
@@ -740,14 +740,24 @@ setup_session(void)
 	size_t		len;
 	int			i;
 
+	/*
+	 * Every statement below names its schema, but pin the session's
+	 * search_path to pg_catalog as well, so that nothing a role's or a
+	 * database's search_path puts first can stand in for a built-in.
+	 */
+	res = PQexec(conn, "SELECT pg_catalog.set_config('search_path', 'pg_catalog', false)");
+	if ((st = check_result(res, PGRES_TUPLES_OK, "setting search_path")) != SQL_OK)
+		return st;
+	PQclear(res);
+
 	if (opts.schema != NULL)
 		schema = relay_strdup(opts.schema);
 	else
 	{
 		res = PQexec(conn,
 					 "SELECT n.nspname FROM pg_catalog.pg_extension e"
-					 " JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace"
-					 " WHERE e.extname = 'okno'");
+					 " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
+					 " WHERE e.extname OPERATOR(pg_catalog.=) 'okno'");
 		if ((st = check_result(res, PGRES_TUPLES_OK, "looking up okno's schema")) != SQL_OK)
 			return st;
 		if (PQntuples(res) != 1)
@@ -800,7 +810,7 @@ setup_session(void)
 	sql_record_failure = relay_malloc(len);
 	snprintf(sql_record_failure, len,
 			 "SELECT f.attempts, f.parked_at IS NOT NULL,"
-			 " pg_catalog.date_part('epoch', f.available_at - pg_catalog.clock_timestamp())"
+			 " pg_catalog.date_part('epoch', f.available_at OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp())"
 			 " FROM %s.okno_record_failure($1::pg_catalog.uuid, $2::pg_catalog.text) AS f",
 			 quoted);
 	sql_release = relay_malloc(len);
