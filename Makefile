@@ -67,7 +67,7 @@ endif
 # okno-relay, the delivery worker (a libpq client program)
 -include relay/relay.mk
 
-.PHONY: test demo unit tap dist
+.PHONY: test demo unit tap dist example
 
 # The full suite, on a throwaway cluster; the last line is "N passed, N failed".
 test:
@@ -79,6 +79,10 @@ demo:
 
 unit:
 	@$(MAKE) -s -C test/unit
+
+# The course's FastAPI service on okno, live on 127.0.0.1:8000 (Ctrl-C stops it).
+example:
+	@tools/example
 
 # The PGXN distribution: okno-VERSION.zip of the committed tree.
 dist:
