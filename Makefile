@@ -67,7 +67,7 @@ endif
 # okno-relay, the delivery worker (a libpq client program)
 -include relay/relay.mk
 
-.PHONY: test demo unit tap dist example
+.PHONY: test demo unit tap dist example fuzz sanitize
 
 # The full suite, on a throwaway cluster; the last line is "N passed, N failed".
 test:
@@ -83,6 +83,14 @@ unit:
 # The course's FastAPI service on okno, live on 127.0.0.1:8000 (Ctrl-C stops it).
 example:
 	@tools/example
+
+# libFuzzer on the pure C parts, FUZZ_SECONDS (60) per target.
+fuzz:
+	@$(MAKE) -s -C test/fuzz run
+
+# The regress and isolation suites against an ASan/UBSan build of okno.
+sanitize:
+	@tools/sanitize
 
 # The PGXN distribution: okno-VERSION.zip of the committed tree.
 dist:
