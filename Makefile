@@ -64,6 +64,10 @@ all install installcheck:
 	@exit 1
 endif
 
+# PGXS does not track header dependencies unless PostgreSQL was configured
+# with --enable-depend: rebuild every object when a header changes.
+$(OBJS): $(wildcard src/*.h)
+
 # okno-relay, the delivery worker (a libpq client program)
 -include relay/relay.mk
 

@@ -109,15 +109,7 @@ create_new(int32 actor, text *key, const char *keystr, const OknoBookingIn *in,
 
 	PG_TRY();
 	{
-		int64		id;
-		MemoryContext oldcxt;
-
-		id = okno_insert_booking(actor, in);
-		oldcxt = MemoryContextSwitchTo(cxt);
-		card = okno_booking_card(id, actor, in, "confirmed");
-		MemoryContextSwitchTo(oldcxt);
-		okno_insert_key(actor, key, fingerprint, card);
-		okno_insert_event(OKNO_EVENT_BOOKING_CREATED, okno_event_payload(id));
+		card = okno_insert_booking(actor, in, key, fingerprint, cxt);
 	}
 	PG_CATCH();
 	{

@@ -17,6 +17,7 @@
 
 #include "executor/spi.h"
 #include "utils/jsonb.h"
+#include "utils/uuid.h"
 
 /* A booking request after validation: both instants as Unix microseconds. */
 typedef struct OknoBookingIn
@@ -41,7 +42,7 @@ typedef struct OknoPlan
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[6];
+	Oid			argtypes[11];
 	SPIPlanPtr	plan;
 	uint64		generation;
 } OknoPlan;
@@ -92,9 +93,8 @@ typedef struct OknoStoredKey
 extern void okno_lookup_key(int32 actor, text *key, Snapshot snapshot,
 							MemoryContext resultcxt, OknoStoredKey *out);
 extern void okno_check_references(int32 actor, int32 resource_id);
-extern int64 okno_insert_booking(int32 actor, const OknoBookingIn *in);
-extern void okno_insert_key(int32 actor, text *key, const char *fingerprint,
-							Jsonb *response);
+extern Jsonb *okno_insert_booking(int32 actor, const OknoBookingIn *in, text *key,
+								  const char *fingerprint, MemoryContext cxt);
 
 /* outbox.c */
 #define OKNO_EVENT_BOOKING_CREATED		"booking_created"
@@ -102,5 +102,6 @@ extern void okno_insert_key(int32 actor, text *key, const char *fingerprint,
 #define OKNO_NOTIFY_CHANNEL				"okno_outbox"
 extern void okno_insert_event(const char *kind, Jsonb *payload);
 extern void okno_notify(void);
+extern void okno_new_event_id(pg_uuid_t *id);
 
 #endif							/* OKNO_H */

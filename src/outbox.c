@@ -35,8 +35,8 @@ static OknoPlan insert_event_plan = {
 	.argtypes = {UUIDOID, TEXTOID, JSONBOID}
 };
 
-static void
-new_event_id(pg_uuid_t *id)
+void
+okno_new_event_id(pg_uuid_t *id)
 {
 	uint8		rnd[8];
 
@@ -57,7 +57,7 @@ okno_insert_event(const char *kind, Jsonb *payload)
 	Datum		values[3];
 	int			rc;
 
-	new_event_id(id);
+	okno_new_event_id(id);
 	values[0] = UUIDPGetDatum(id);
 	values[1] = PointerGetDatum(cstring_to_text(kind));
 	values[2] = JsonbPGetDatum(payload);

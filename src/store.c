@@ -18,8 +18,10 @@
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
+#include "utils/uuid.h"
 
 #include "okno.h"
+#include "rfc3339.h"
 #include "errors.h"
 
 static OknoPlan lookup_key_plan = {
@@ -40,21 +42,31 @@ static OknoPlan check_references_plan = {
 	.argtypes = {INT4OID, INT4OID}
 };
 
+/*
+ * The booking, its key and its event, in one statement: one executor run
+ * instead of three.  The stored response (the card) is built here from the
+ * new booking's id and returned as the very datum stored.
+ */
 static OknoPlan insert_booking_plan = {
 	.sql =
-	"INSERT INTO %1$s.bookings (resource_id, actor_id, starts_at, ends_at)"
-	" VALUES ($1, $2, $3, $4) RETURNING id",
-	.nargs = 4,
-	.argtypes = {INT4OID, INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID}
-};
-
-static OknoPlan insert_key_plan = {
-	.sql =
-	"INSERT INTO %1$s.idempotency"
-	" (actor_id, request_key, fingerprint, fingerprint_version, response_body)"
-	" VALUES ($1, $2, $3, $4, $5)",
-	.nargs = 5,
-	.argtypes = {INT4OID, TEXTOID, TEXTOID, INT2OID, JSONBOID}
+	"WITH booking AS ("
+	"  INSERT INTO %1$s.bookings (resource_id, actor_id, starts_at, ends_at)"
+	"  VALUES ($1, $2, $3, $4) RETURNING id),"
+	" idempotency AS ("
+	"  INSERT INTO %1$s.idempotency"
+	"  (actor_id, request_key, fingerprint, fingerprint_version, response_body)"
+	"  SELECT $2, $5, $6, $7, pg_catalog.jsonb_build_object("
+	"   'id', booking.id, 'resource_id', $1, 'actor_id', $2,"
+	"   'starts_at', $8, 'ends_at', $9, 'status', 'confirmed')"
+	"  FROM booking RETURNING response_body),"
+	" event AS ("
+	"  INSERT INTO %1$s.outbox (id, kind, payload)"
+	"  SELECT $10, $11, pg_catalog.jsonb_build_object('booking_id', booking.id)"
+	"  FROM booking)"
+	" SELECT response_body FROM idempotency",
+	.nargs = 11,
+	.argtypes = {INT4OID, INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, TEXTOID,
+				 INT2OID, TEXTOID, TEXTOID, UUIDOID, TEXTOID}
 };
 
 /*
@@ -130,45 +142,50 @@ okno_check_references(int32 actor, int32 resource_id)
 }
 
 /*
- * Insert the booking; return its id.
+ * Insert the booking, its key row and its booking_created event, queue the
+ * NOTIFY, and return the stored response (the card), copied into cxt.
  */
-int64
-okno_insert_booking(int32 actor, const OknoBookingIn *in)
+Jsonb *
+okno_insert_booking(int32 actor, const OknoBookingIn *in, text *key,
+					const char *fingerprint, MemoryContext cxt)
 {
-	Datum		values[4];
+	Datum		values[11];
+	char		starts[RFC3339_UTC_MAXLEN + 1];
+	char		ends[RFC3339_UTC_MAXLEN + 1];
+	pg_uuid_t  *event_id = palloc(sizeof(pg_uuid_t));
 	bool		isnull;
-	Datum		id;
+	Datum		card;
+	Jsonb	   *result;
+	MemoryContext oldcxt;
 	int			rc;
+
+	(void) rfc3339_format_utc(in->starts_us, starts);
+	(void) rfc3339_format_utc(in->ends_us, ends);
+	okno_new_event_id(event_id);
 
 	values[0] = Int32GetDatum(in->resource_id);
 	values[1] = Int32GetDatum(actor);
 	values[2] = TimestampTzGetDatum(okno_unix_us_to_timestamptz(in->starts_us));
 	values[3] = TimestampTzGetDatum(okno_unix_us_to_timestamptz(in->ends_us));
+	values[4] = PointerGetDatum(key);
+	values[5] = PointerGetDatum(cstring_to_text(fingerprint));
+	values[6] = Int16GetDatum(OKNO_FINGERPRINT_VERSION);
+	values[7] = PointerGetDatum(cstring_to_text(starts));
+	values[8] = PointerGetDatum(cstring_to_text(ends));
+	values[9] = UUIDPGetDatum(event_id);
+	values[10] = PointerGetDatum(cstring_to_text(OKNO_EVENT_BOOKING_CREATED));
 	rc = SPI_execute_plan(okno_plan(&insert_booking_plan), values, NULL, false, 0);
-	okno_check_spi(rc, SPI_OK_INSERT_RETURNING, "booking insert");
+	okno_check_spi(rc, SPI_OK_SELECT, "booking insert");
 	if (SPI_processed != 1)
 		elog(ERROR, "booking insert returned " UINT64_FORMAT " rows", SPI_processed);
 
-	id = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	card = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (isnull)
-		elog(ERROR, "booking insert returned a null id");
-	return DatumGetInt64(id);
-}
+		elog(ERROR, "booking insert returned a null response");
+	oldcxt = MemoryContextSwitchTo(cxt);
+	result = DatumGetJsonbPCopy(card);
+	MemoryContextSwitchTo(oldcxt);
 
-/*
- * Store the response under (actor, key).
- */
-void
-okno_insert_key(int32 actor, text *key, const char *fingerprint, Jsonb *response)
-{
-	Datum		values[5];
-	int			rc;
-
-	values[0] = Int32GetDatum(actor);
-	values[1] = PointerGetDatum(key);
-	values[2] = PointerGetDatum(cstring_to_text(fingerprint));
-	values[3] = Int16GetDatum(OKNO_FINGERPRINT_VERSION);
-	values[4] = JsonbPGetDatum(response);
-	rc = SPI_execute_plan(okno_plan(&insert_key_plan), values, NULL, false, 0);
-	okno_check_spi(rc, SPI_OK_INSERT, "idempotency insert");
+	okno_notify();
+	return result;
 }
