@@ -133,6 +133,19 @@ cutoff(FunctionCallInfo fcinfo, int argno, const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must not be negative", name)));
+
+	/*
+	 * An age reaching back past the first representable timestamp (4713 BC)
+	 * means "nothing is that old": the cutoff is -infinity and nothing is
+	 * deleted.  6000 years back from any date okno runs at stays in range.
+	 */
+	if (DatumGetBool(DirectFunctionCall2(interval_ge, IntervalPGetDatum(age),
+										 DirectFunctionCall3(interval_in,
+															 CStringGetDatum("6000 years"),
+															 ObjectIdGetDatum(InvalidOid),
+															 Int32GetDatum(-1)))))
+		return DT_NOBEGIN;
+
 	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
 												   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
 												   IntervalPGetDatum(age)));

@@ -6,6 +6,10 @@ SELECT okno_test.err($$SELECT * FROM okno_purge(NULL, '1 day')$$);
 SELECT okno_test.err($$SELECT * FROM okno_purge('1 day', NULL)$$);
 SELECT okno_test.err($$SELECT * FROM okno_purge('-1 day', '1 day')$$);
 SELECT okno_test.err($$SELECT * FROM okno_purge('1 day', '-1 second')$$);
+SELECT okno_test.err($$SELECT * FROM okno_purge('178000000 years', '1 mon -31 days')$$);
+-- an age reaching back past 4713 BC (the first timestamp) deletes nothing
+SELECT * FROM okno_purge('178000000 years', '300000 years');
+SELECT * FROM okno_purge('6000 years', '100000000 hours');
 
 -- start from what earlier tests left: nothing is older than a day yet
 SELECT * FROM okno_purge('1 day', '1 day');
