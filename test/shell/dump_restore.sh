@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # dump_restore: okno's rows survive pg_dump / pg_restore into a fresh
 # database, and the restored database goes on as before: replays return the
-# same cards, new bookings and actors get ids past the restored ones, and
-# the drain hands out exactly the events that were still pending.
+# same cards, new bookings and actors get ids past the restored ones, the
+# drain hands out exactly the events that were due (not the parked or the
+# delayed ones), and okno_verify() stays empty.
 #
 # Runs against the throwaway cluster of tools/run (PGHOST, PGPORT, PGUSER);
 # prints one "ok - ..." or "not ok - ..." line per check.
@@ -39,15 +40,25 @@ INSERT INTO resources (name) VALUES ('room'), ('hall');
 SELECT okno_create_booking(1, 'k1', '$(payload 1 1)');
 SELECT okno_create_booking(1, 'k2', '$(payload 1 2)');
 SELECT okno_create_booking(2, 'k1', '$(payload 2 1)');
+SELECT okno_create_booking(2, 'k3', '$(payload 2 3)');
 SELECT * FROM okno_drain_once();
+-- booking 3's event parked, booking 4's delayed by an hour
+SET okno.max_attempts = 1;
+SELECT attempts FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 3}'), 'gave up');
+SET okno.max_attempts = 10;
+SET okno.retry_base = '2h';
+SELECT attempts FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 4}'), 'try later');
+-- a purge that deletes nothing but records its horizon
+SELECT * FROM okno_purge('3650 days', '3650 days');
 SQL
 
-check "the source database has 3 bookings, 3 keys and 3 events, 1 delivered" "3/3/3/1" \
-	"$(q "$src" "SELECT format('%s/%s/%s/%s', (SELECT count(*) FROM bookings), (SELECT count(*) FROM idempotency), (SELECT count(*) FROM outbox), (SELECT count(*) FROM outbox WHERE delivered_at IS NOT NULL))")"
+check "the source database has 4 bookings, 4 keys and 4 events: 1 delivered, 1 parked, 1 delayed, 1 due" "4/4/4/1/1/1/1" \
+	"$(q "$src" "SELECT format('%s/%s/%s/%s/%s/%s/%s', (SELECT count(*) FROM bookings), (SELECT count(*) FROM idempotency), (SELECT count(*) FROM outbox), (SELECT count(*) FROM outbox WHERE delivered_at IS NOT NULL), parked, delayed, due_now) FROM okno_outbox_status")"
 
 snapshot="SELECT (SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, resource_id, actor_id, starts_at, ends_at, status), ';' ORDER BY id) FROM bookings)
   || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s', actor_id, request_key, fingerprint, response_body), ';' ORDER BY actor_id, request_key) FROM idempotency)
-  || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s', id, kind, payload, delivered_at IS NULL), ';' ORDER BY id) FROM outbox)
+  || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, last_error, available_at, parked_at), ';' ORDER BY id) FROM outbox)
+  || ' | ' || (SELECT string_agg(format('%s/%s', keys_purged_before, events_purged_before), ';') FROM okno_purge_horizon)
   || ' | ' || (SELECT string_agg(format('%s/%s', id, name), ';' ORDER BY id) FROM actors)"
 
 "$PGBIN/pg_dump" -Fc -d "$src" -f "$work/okno.dump"
@@ -57,7 +68,7 @@ check "pg_dump exits 0" 0 $?
 check "pg_restore exits 0" 0 $?
 check "pg_restore prints nothing" "" "$(cat "$work/restore.err")"
 
-check "bookings, keys, events and actors are restored as they were" \
+check "bookings, keys, events (with their attempts, errors, delays and parking), actors and the purge horizon are restored as they were" \
 	"$(q "$src" "$snapshot")" "$(q "$dst" "$snapshot")"
 check "the restored extension is the installed version of okno" \
 	"$(q "$src" "SELECT extversion FROM pg_extension WHERE extname = 'okno'")" \
@@ -68,15 +79,19 @@ check "a replay in the restored database returns the original card" \
 	"$(q "$dst" "SELECT okno_create_booking(1, 'k1', '$(payload 1 1)')")"
 check "other data under a restored key is key_reused" "OKB04" \
 	"$("$PGBIN/psql" -X -q -At -d "$dst" -c "SELECT okno_create_booking(1, 'k1', '$(payload 2 5)')" 2>&1 >/dev/null | grep -c 'already used' | sed 's/^1$/OKB04/')"
-check "a new booking gets the next id, not a restored one" "4" \
-	"$(q "$dst" "SELECT okno_create_booking(2, 'k3', '$(payload 1 3)') ->> 'id'")"
+check "a new booking gets the next id, not a restored one" "5" \
+	"$(q "$dst" "SELECT okno_create_booking(2, 'k4', '$(payload 1 3)') ->> 'id'")"
 check "a restored booking still blocks its slot" "1" \
 	"$("$PGBIN/psql" -X -q -At -d "$dst" -c "SELECT okno_create_booking(2, 'k9', '$(payload 1 2)')" 2>&1 >/dev/null | grep -c 'already booked')"
 check "a new actor gets the next id" "3" \
 	"$(q "$dst" "INSERT INTO actors (name) VALUES ('clara') RETURNING id")"
-check "the drain hands out the events still pending at the dump, then the new one" \
-	'{"booking_id": 2};{"booking_id": 3};{"booking_id": 4}' \
+check "okno_verify() is empty in the restored database" "0" "$(q "$dst" "SELECT count(*) FROM okno_verify()")"
+check "the drain hands out the due event, then the new one; not the parked or the delayed one" \
+	'{"booking_id": 2};{"booking_id": 5}' \
 	"$(for i in 1 2 3 4; do q "$dst" "SELECT payload FROM okno_drain_once()"; done | paste -sd ';')"
+check "the parked event is still parked, and okno_requeue makes it due" '{"booking_id": 3}' \
+	"$(q "$dst" "SELECT okno_requeue(id) FROM outbox WHERE parked_at IS NOT NULL" >/dev/null; q "$dst" "SELECT payload FROM okno_drain_once()")"
+check "okno_verify() is still empty" "0" "$(q "$dst" "SELECT count(*) FROM okno_verify()")"
 
 "$PGBIN/dropdb" "$src"
 "$PGBIN/dropdb" "$dst"
