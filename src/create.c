@@ -11,6 +11,9 @@
  *   6. actor and resource exist                      actor_missing,
  *                                                    resource_missing
  *      insert booking, key and event; NOTIFY         slot_busy
+ *      (one statement: it inserts only if the actor and the resource
+ *      exist, and finds out which is missing only when nothing was
+ *      inserted)
  *   7. return the card (stored and returned as one datum)
  *
  * Everything runs in the caller's transaction: no commit, no
@@ -103,7 +106,6 @@ create_new(int32 actor, text *key, const char *keystr, const OknoBookingIn *in,
 	Jsonb	   *volatile card = NULL;
 	char	   *schema;
 
-	okno_check_references(actor, in->resource_id);
 	okno_lock_resource(in->resource_id);
 	schema = MemoryContextStrdup(cxt, okno_schema_name());
 

@@ -44,14 +44,21 @@ static OknoPlan check_references_plan = {
 
 /*
  * The booking, its key and its event, in one statement: one executor run
- * instead of three.  The stored response (the card) is built here from the
- * new booking's id and returned as the very datum stored.
+ * instead of four.  The booking is inserted only if its actor and resource
+ * exist, so a missing one never reaches the exclusion check (which would
+ * report slot_busy before actor_missing); when nothing was inserted the
+ * caller finds out which is missing.  The stored response (the card) is
+ * built here from the new booking's id and returned as the very datum
+ * stored.
  */
 static OknoPlan insert_booking_plan = {
 	.sql =
 	"WITH booking AS ("
 	"  INSERT INTO %1$s.bookings (resource_id, actor_id, starts_at, ends_at)"
-	"  VALUES ($1, $2, $3, $4) RETURNING id),"
+	"  SELECT $1, $2, $3, $4"
+	"   WHERE EXISTS (SELECT FROM %1$s.actors WHERE id OPERATOR(pg_catalog.=) $2)"
+	"     AND EXISTS (SELECT FROM %1$s.resources WHERE id OPERATOR(pg_catalog.=) $1)"
+	"  RETURNING id),"
 	" idempotency AS ("
 	"  INSERT INTO %1$s.idempotency"
 	"  (actor_id, request_key, fingerprint, fingerprint_version, response_body)"
@@ -119,7 +126,7 @@ okno_lookup_key(int32 actor, text *key, Snapshot snapshot,
 }
 
 /*
- * actor_missing or resource_missing, in that order.
+ * actor_missing or resource_missing, in that order; returns if both exist.
  */
 void
 okno_check_references(int32 actor, int32 resource_id)
@@ -176,6 +183,16 @@ okno_insert_booking(int32 actor, const OknoBookingIn *in, text *key,
 	values[10] = PointerGetDatum(cstring_to_text(OKNO_EVENT_BOOKING_CREATED));
 	rc = SPI_execute_plan(okno_plan(&insert_booking_plan), values, NULL, false, 0);
 	okno_check_spi(rc, SPI_OK_SELECT, "booking insert");
+	if (SPI_processed == 0)
+	{
+		/* the actor or the resource is missing: say which, actor first */
+		okno_check_references(actor, in->resource_id);
+		/* both exist now: they were created after the insert's snapshot */
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access due to a concurrently created actor or resource"),
+				 errhint("Retry the transaction.")));
+	}
 	if (SPI_processed != 1)
 		elog(ERROR, "booking insert returned " UINT64_FORMAT " rows", SPI_processed);
 
