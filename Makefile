@@ -43,7 +43,7 @@ REGRESS_OPTS = --inputdir=test
 # pg_isolation_regress: specs in test/specs, expected output in expected/
 ISOLATION    = same_key_read_committed same_key_repeatable_read slot_race \
                drainers drain_rollback course_lock purge_concurrent cancel_race \
-               requeue_notify
+               requeue_notify drain_cursor
 ISOLATION_OPTS = --inputdir=test --outputdir=.
 
 EXTRA_CLEAN  = results output_iso regression.diffs regression.out \

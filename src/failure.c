@@ -181,6 +181,7 @@ okno_record_failure(PG_FUNCTION_ARGS)
 		elog(ERROR, "outbox failure update changed " UINT64_FORMAT " rows", SPI_processed);
 
 	result = PointerGetDatum(SPI_returntuple(SPI_tuptable->vals[0], SPI_tuptable->tupdesc));
+	okno_drain_forget_cursor();
 
 	okno_spi_finish();
 
@@ -203,7 +204,10 @@ update_event(OknoPlan *plan, pg_uuid_t *id, const char *what)
 	changed = (SPI_processed > 0);
 	okno_spi_finish();
 	if (changed)
+	{
 		okno_notify();
+		okno_drain_forget_cursor();
+	}
 	return changed;
 }
 

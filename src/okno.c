@@ -118,6 +118,8 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("okno");
 
+	RegisterXactCallback(okno_drain_xact_callback, NULL);
+	RegisterSubXactCallback(okno_drain_subxact_callback, NULL);
 	CacheRegisterRelcacheCallback(okno_relcache_callback, (Datum) 0);
 	CacheRegisterSyscacheCallback(NAMESPACEOID, okno_namespace_callback, (Datum) 0);
 }

@@ -15,6 +15,7 @@
 
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "executor/spi.h"
 #include "utils/jsonb.h"
 #include "utils/uuid.h"
@@ -58,6 +59,12 @@ extern SPIPlanPtr okno_plan(OknoPlan *p);
 extern void okno_spi_connect(void);
 extern void okno_spi_finish(void);
 extern void okno_check_spi(int rc, int expected, const char *what);
+
+/* drain.c */
+extern void okno_drain_forget_cursor(void);
+extern void okno_drain_xact_callback(XactEvent event, void *arg);
+extern void okno_drain_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+										SubTransactionId parentSubid, void *arg);
 
 /* key.c */
 extern void okno_check_key(text *key);
