@@ -49,6 +49,9 @@ int			okno_retry_base_ms = 1000;
 int			okno_retry_cap_ms = 3600000;
 int			okno_max_attempts = 10;
 
+/* GUC: NOTIFY okno_outbox when an event is written or made due again */
+bool		okno_notify_enabled = true;
+
 static const char *const okno_tables[] = {
 	"actors", "resources", "bookings", "idempotency", "outbox"
 };
@@ -116,6 +119,14 @@ _PG_init(void)
 							10, 1, 1000,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("okno.notify",
+							 "Sends NOTIFY okno_outbox when an event is written or made due again.",
+							 "PostgreSQL serialises the commits of notifying transactions; "
+							 "with this off, relays find events by polling.",
+							 &okno_notify_enabled,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("okno");
 
 	RegisterXactCallback(okno_drain_xact_callback, NULL);

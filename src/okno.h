@@ -52,6 +52,7 @@ typedef struct OknoPlan
 extern PGDLLIMPORT int okno_retry_base_ms;
 extern PGDLLIMPORT int okno_retry_cap_ms;
 extern PGDLLIMPORT int okno_max_attempts;
+extern PGDLLIMPORT bool okno_notify_enabled;
 
 /* okno.c */
 extern const char *okno_schema_name(void);

@@ -10,7 +10,11 @@
  *
  * NOTIFY okno_outbox is queued with the event; PostgreSQL delivers it only
  * if and when the transaction commits.  Its payload is empty, so the
- * notifications of one transaction fold into one.
+ * notifications of one transaction fold into one.  PostgreSQL serialises
+ * the commits of notifying transactions (a lock on the notification queue
+ * is held until the commit is flushed), which costs throughput when many
+ * sessions create at once with synchronous_commit on; okno.notify = off
+ * leaves the waking to the relays' polling.
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -73,5 +77,6 @@ okno_insert_event(const char *kind, Jsonb *payload)
 void
 okno_notify(void)
 {
-	Async_Notify(OKNO_NOTIFY_CHANNEL, "");
+	if (okno_notify_enabled)
+		Async_Notify(OKNO_NOTIFY_CHANNEL, "");
 }
