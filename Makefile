@@ -71,7 +71,7 @@ $(OBJS): $(wildcard src/*.h)
 # okno-relay, the delivery worker (a libpq client program)
 -include relay/relay.mk
 
-.PHONY: test demo unit tap dist example fuzz sanitize
+.PHONY: test demo unit tap dist example fuzz sanitize bench
 
 # The full suite, on a throwaway cluster; the last line is "N passed, N failed".
 test:
@@ -95,6 +95,11 @@ fuzz:
 # The regress and isolation suites against an ASan/UBSan build of okno.
 sanitize:
 	@tools/sanitize
+
+# Benchmarks side by side with their baselines (docs/BENCHMARKS.md);
+# BENCH_QUICK=1 for a two-minute run.
+bench:
+	@tools/bench
 
 # The PGXN distribution: okno-VERSION.zip of the committed tree.
 dist:

@@ -25,7 +25,7 @@
  * it.  Events that become due again behind the cursor (a drain that rolled
  * back in another session, a release, a requeue, a retry coming due) are
  * found by a scan from the start, which happens when the scan from the
- * cursor finds nothing, at least once a second, after this backend's own
+ * cursor finds nothing, at least every five seconds, after this backend's own
  * transaction (or subtransaction) aborts, and after this backend released,
  * requeued or recorded a failure of an event.  The order of a batch is
  * always by id; across calls it is by id from the cursor.
@@ -53,8 +53,8 @@
 
 #define OKNO_DRAIN_MAX	10000
 
-/* a scan from the start of the pending index at least this often */
-#define OKNO_DRAIN_RESCAN_US	((int64) 1000000)
+/* a scan from the start of the pending index at least this often (5 s) */
+#define OKNO_DRAIN_RESCAN_US	((int64) 5000000)
 
 static pg_uuid_t drain_cursor;		/* the last id this backend handed out */
 static bool drain_cursor_valid = false;

@@ -1,0 +1,1 @@
+SELECT * FROM okno_drain(100);
