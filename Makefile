@@ -35,7 +35,7 @@ DATA         = $(wildcard sql/okno--*.sql)
 
 # pg_regress: inputs in test/sql, expected output in expected/
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
-               drain drain_batch failures cancel purge status verify \
+               drain drain_hint drain_batch failures cancel purge status verify \
                error_catalogue shadowing roles \
                other_schema trusted upgrade
 REGRESS_OPTS = --inputdir=test
@@ -43,7 +43,7 @@ REGRESS_OPTS = --inputdir=test
 # pg_isolation_regress: specs in test/specs, expected output in expected/
 ISOLATION    = same_key_read_committed same_key_repeatable_read slot_race \
                drainers drain_rollback course_lock purge_concurrent cancel_race \
-               requeue_notify drain_cursor
+               requeue_notify drain_cursor drain_hint_rollback
 ISOLATION_OPTS = --inputdir=test --outputdir=.
 
 EXTRA_CLEAN  = results output_iso regression.diffs regression.out \

@@ -30,6 +30,20 @@
  * requeued or recorded a failure of an event.  The order of a batch is
  * always by id; across calls it is by id from the cursor.
  *
+ * A new session has no cursor, and its first scan from the start would walk
+ * every dead entry again (a relay reconnecting, or an application that opens
+ * a connection per request and drains one event).  So every scan from the
+ * start that finds an event writes where it found the first one into the
+ * sequence okno_drain_hint (okno 0.4.0), and a session's first drain starts
+ * there (and moves it on to the first event it finds).  The hint is never a
+ * bound: when the scan from it finds nothing, a scan from the start follows,
+ * as above, and the five-second rule counts from the session's first drain.
+ * It is read and written as the sequence's owner (as PostgreSQL's
+ * foreign-key checks run as the owner of the table they read), so a drainer
+ * needs no privilege on it; setval() is not transactional and takes no row
+ * lock, so drainers never wait on each other for it.  Without the sequence
+ * (a database still at 0.3.0) every session starts from the start.
+ *
  * okno 0.1.0's SQL function okno_drain_once() is bound to the C symbol
  * okno_drain_once, which keeps 0.1.0's query (its table has no retry
  * columns); 0.2.0 binds okno_drain_once() to okno_drain_once_0_2.
@@ -47,6 +61,11 @@
 #include "utils/tuplestore.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "utils/fmgrprotos.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "okno.h"
@@ -59,6 +78,9 @@
 static pg_uuid_t drain_cursor;		/* the last id this backend handed out */
 static bool drain_cursor_valid = false;
 static TimestampTz drain_last_full_scan = 0;
+static bool drain_fresh = true;		/* no drain in this backend yet */
+
+#define OKNO_DRAIN_HINT_SEQUENCE "okno_drain_hint"
 
 PG_FUNCTION_INFO_V1(okno_drain_once);
 PG_FUNCTION_INFO_V1(okno_drain_once_0_2);
@@ -126,11 +148,12 @@ okno_drain_subxact_callback(SubXactEvent event,
 /*
  * Run plan with max_events (and, for drain_plan, the lower bound) and put
  * the first ncols columns of each row into the result set; return the
- * number of rows and remember the last id.
+ * number of rows, remember the last id and, if first is not NULL, copy the
+ * first id there.
  */
 static uint64
 run_drain(ReturnSetInfo *rsinfo, OknoPlan *plan, int32 max_events,
-		  pg_uuid_t *lower, int ncols)
+		  pg_uuid_t *lower, int ncols, pg_uuid_t *first)
 {
 	Datum		args[2];
 	int			rc;
@@ -156,6 +179,8 @@ run_drain(ReturnSetInfo *rsinfo, OknoPlan *plan, int32 max_events,
 										col + 1, &nulls[col]);
 		/* tuplestore_putvalues copies into the tuplestore's own context */
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		if (i == 0 && first != NULL && !nulls[0])
+			memcpy(first, DatumGetUUIDP(values[0]), sizeof(pg_uuid_t));
 		if (i == n - 1 && !nulls[0])
 		{
 			memcpy(&drain_cursor, DatumGetUUIDP(values[0]), sizeof(pg_uuid_t));
@@ -166,28 +191,153 @@ run_drain(ReturnSetInfo *rsinfo, OknoPlan *plan, int32 max_events,
 }
 
 /*
+ * The hint sequence's OID, or InvalidOid when this database's okno predates
+ * it.  Looked up by name each time: that happens once per session and once
+ * per scan from the start, a syscache probe each.
+ */
+static Oid
+hint_sequence(void)
+{
+	Oid			nsp = get_namespace_oid(okno_schema_name(), false);
+
+	return get_relname_relid(OKNO_DRAIN_HINT_SEQUENCE, nsp);
+}
+
+/* switch to the hint sequence's owner; returns false if it has vanished */
+static bool
+hint_become_owner(Oid seq, Oid *save_userid, int *save_sec)
+{
+	HeapTuple	tup;
+	Oid			owner;
+
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(seq));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+
+	GetUserIdAndSecContext(save_userid, save_sec);
+	SetUserIdAndSecContext(owner, *save_sec | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	return true;
+}
+
+/* the high 64 bits of an id as a bigint that sorts as the uuid does */
+static int64
+hint_of(const pg_uuid_t *id)
+{
+	uint64		v = 0;
+	int			i;
+
+	for (i = 0; i < 8; i++)
+		v = (v << 8) | id->data[i];
+	return (int64) (v ^ (UINT64CONST(1) << 63));
+}
+
+/*
+ * Read the hint into *hint; false when there is none (no sequence, or no
+ * scan has written it yet).
+ */
+static bool
+hint_read(Oid seq, int64 *hint)
+{
+	LOCAL_FCINFO(fcinfo, 1);
+	Oid			save_userid;
+	int			save_sec;
+	Datum		d;
+
+	if (!OidIsValid(seq) || !hint_become_owner(seq, &save_userid, &save_sec))
+		return false;
+	InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = ObjectIdGetDatum(seq);
+	fcinfo->args[0].isnull = false;
+	d = pg_sequence_last_value(fcinfo);
+	SetUserIdAndSecContext(save_userid, save_sec);
+	if (fcinfo->isnull)
+		return false;
+	*hint = DatumGetInt64(d);
+	return true;
+}
+
+/* a scan from the start found first: record it, unless already recorded */
+static void
+hint_write(const pg_uuid_t *first)
+{
+	Oid			seq = hint_sequence();
+	int64		hint = hint_of(first);
+	int64		old;
+	Oid			save_userid;
+	int			save_sec;
+
+	if (hint_read(seq, &old) && old == hint)
+		return;
+	if (!OidIsValid(seq) || !hint_become_owner(seq, &save_userid, &save_sec))
+		return;
+	(void) DirectFunctionCall2(setval_oid, ObjectIdGetDatum(seq), Int64GetDatum(hint));
+	SetUserIdAndSecContext(save_userid, save_sec);
+}
+
+/*
+ * The lower bound of a scan from the hint: every id whose high 64 bits are
+ * at least the hint's is above it.  False when there is no hint, or when it
+ * is the very start anyway.
+ */
+static bool
+hint_lower_bound(pg_uuid_t *lower)
+{
+	int64		hint;
+	uint64		v;
+	int			i;
+
+	if (!hint_read(hint_sequence(), &hint))
+		return false;
+	v = (uint64) hint ^ (UINT64CONST(1) << 63);
+	if (v == 0)
+		return false;
+	v--;
+	for (i = 0; i < 8; i++)
+		lower->data[i] = (uint8) (v >> (56 - 8 * i));
+	memset(lower->data + 8, 0xff, 8);
+	return true;
+}
+
+/*
  * Drain up to max_events due events into the function's result set: from
  * this backend's cursor when it has one and the last scan from the start
- * is recent, otherwise (or when that finds nothing) from the start.
+ * is recent; in a session's first drain, from the hint; otherwise (or when
+ * that finds nothing) from the start.
  */
 static void
 drain_due(FunctionCallInfo fcinfo, int32 max_events, int ncols)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	pg_uuid_t	start;
+	pg_uuid_t	first;
 	TimestampTz now = GetCurrentTimestamp();
-	bool		from_cursor;
+	uint64		n = 0;
 
 	InitMaterializedSRF(fcinfo, 0);
-	memset(&start, 0, sizeof(start));	/* the nil UUID: below every id */
 
 	okno_spi_connect();
-	from_cursor = drain_cursor_valid &&
-		now - drain_last_full_scan < OKNO_DRAIN_RESCAN_US;
-	if (!from_cursor ||
-		run_drain(rsinfo, &drain_plan, max_events, &drain_cursor, ncols) == 0)
+	if (drain_cursor_valid && now - drain_last_full_scan < OKNO_DRAIN_RESCAN_US)
+		n = run_drain(rsinfo, &drain_plan, max_events, &drain_cursor, ncols, NULL);
+	else if (drain_fresh && hint_lower_bound(&start))
 	{
-		(void) run_drain(rsinfo, &drain_plan, max_events, &start, ncols);
+		n = run_drain(rsinfo, &drain_plan, max_events, &start, ncols, &first);
+		/* it moves the hint on as a scan from the start would; five seconds */
+		if (n > 0)
+		{
+			hint_write(&first);
+			drain_last_full_scan = now;
+		}
+	}
+	drain_fresh = false;
+
+	if (n == 0)
+	{
+		memset(&start, 0, sizeof(start));	/* the nil UUID: below every id */
+		if (run_drain(rsinfo, &drain_plan, max_events, &start, ncols, &first) > 0)
+			hint_write(&first);
 		drain_last_full_scan = now;
 	}
 	okno_spi_finish();
@@ -207,7 +357,7 @@ okno_drain_once(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	memset(&unused, 0, sizeof(unused));
 	okno_spi_connect();
-	(void) run_drain(rsinfo, &drain_one_0_1_plan, 1, &unused, 3);
+	(void) run_drain(rsinfo, &drain_one_0_1_plan, 1, &unused, 3, NULL);
 	okno_spi_finish();
 	return (Datum) 0;
 }

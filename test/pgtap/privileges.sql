@@ -20,7 +20,7 @@ SET ROLE regress_tap_owner;
 CREATE EXTENSION okno SCHEMA okno_trusted CASCADE;
 RESET ROLE;
 
-SELECT plan(35);
+SELECT plan(36);
 
 SELECT isnt_superuser('regress_tap_owner');
 SELECT is((SELECT extowner::regrole::text FROM pg_extension WHERE extname = 'okno'), 'regress_tap_owner',
@@ -37,7 +37,7 @@ SELECT ok(bool_and(has_table_privilege('regress_tap_owner', format('okno_trusted
  GROUP BY t;
 SELECT sequence_privs_are('okno_trusted', s, 'regress_tap_owner', ARRAY['SELECT', 'UPDATE', 'USAGE'],
            'the owner holds every privilege on ' || s)
-  FROM unnest(ARRAY['actors_id_seq', 'resources_id_seq', 'bookings_id_seq']) AS s;
+  FROM unnest(ARRAY['actors_id_seq', 'resources_id_seq', 'bookings_id_seq', 'okno_drain_hint']) AS s;
 SELECT table_privs_are('okno_trusted', t, 'regress_tap_stranger', ARRAY[]::text[],
            'another role holds no privilege on ' || t)
   FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox']) AS t;
