@@ -10,8 +10,10 @@
  * per event (--exec).  A failed delivery is recorded with
  * okno_record_failure() in the same transaction, so the rest of the batch
  * still commits as delivered and the failed event comes back after okno's
- * backoff.  Between batches the relay waits for NOTIFY okno_outbox, for the
- * retry time of an event it saw fail, or for --poll seconds.
+ * backoff.  Between batches the relay waits for NOTIFY okno_outbox (sent
+ * when okno.notify is on), for the retry time of an event it saw fail, or
+ * for a while: 10 ms after a drain that found events, twice as long after
+ * each drain that found none, --poll seconds at the most.
  *
  * Delivery is at least once: whatever the recipient got before a commit
  * that did not happen (a crash, a lost connection) is handed out again.
@@ -64,7 +66,8 @@
 
 #define DEFAULT_BATCH		100
 #define MAX_BATCH			10000
-#define DEFAULT_POLL		5.0
+#define DEFAULT_POLL		1.0
+#define POLL_FIRST			0.01	/* first wait after a drain that found events */
 #define DEFAULT_EXEC_TIMEOUT 30.0
 #define MAX_SECONDS			1000000.0
 #define BACKOFF_MIN			0.1 /* reconnect / retry backoff, seconds */
@@ -175,7 +178,7 @@ static PGconn *open_connection(char *errbuf, size_t errlen);
 static SqlStatus check_result(PGresult *res, ExecStatusType want, const char *what);
 static SqlStatus setup_session(void);
 static void reconnect(void);
-static bool wait_for_work(void);
+static bool wait_for_work(double seconds);
 static int	take_notifications(void);
 static void add_retry_time(double when);
 static void buf_reserve(LineBuffer *buf, size_t more);
@@ -217,8 +220,8 @@ usage(void)
 		   "                             process group, SIGKILL) and counts as a failure\n"
 		   "                             (default %g)\n"
 		   "      --once                 drain until nothing is due, then exit\n"
-		   "  -p, --poll=SECS            without a notification, look for due events every SECS\n"
-		   "                             (default %g)\n"
+		   "  -p, --poll=SECS            without a notification, look for due events at least\n"
+		   "                             every SECS (10 ms after events, doubling; default %g)\n"
 		   "  -v, --verbose              a progress line on stderr (also when stderr is a terminal)\n"
 		   "      --help                 show this help, then exit\n"
 		   "\n"
@@ -905,13 +908,13 @@ add_retry_time(double when)
 
 /*
  * Idle: wait for a notification from another session, for the retry time
- * of an event we saw fail, for --poll seconds, or for a stop signal.
- * False if the connection was lost.
+ * of an event we saw fail, for the given number of seconds, or for a stop
+ * signal.  False if the connection was lost.
  */
 static bool
-wait_for_work(void)
+wait_for_work(double seconds)
 {
-	double		deadline = now_seconds() + opts.poll;
+	double		deadline = now_seconds() + seconds;
 
 	for (;;)
 	{
@@ -1557,6 +1560,7 @@ main(int argc, char **argv)
 	char		errbuf[1024];
 	SqlStatus	st;
 	double		retry_delay = BACKOFF_MIN;
+	double		idle_wait = POLL_FIRST;
 
 	parse_options(argc, argv);
 	check_std_fds();
@@ -1620,8 +1624,17 @@ main(int argc, char **argv)
 				break;			/* nothing due any more */
 			continue;
 		}
+		/*
+		 * Without notifications (okno.notify is off by default), look again
+		 * soon after a drain that found events, and back off while there
+		 * are none: 10 ms, doubling after every empty drain, up to --poll.
+		 */
+		if (drained > 0)
+			idle_wait = POLL_FIRST;
+		else if (idle_wait < opts.poll)
+			idle_wait *= 2;
 		progress_report(false);
-		if (!wait_for_work())
+		if (!wait_for_work(idle_wait < opts.poll ? idle_wait : opts.poll))
 			reconnect();
 	}
 

@@ -49,8 +49,13 @@ int			okno_retry_base_ms = 1000;
 int			okno_retry_cap_ms = 3600000;
 int			okno_max_attempts = 10;
 
-/* GUC: NOTIFY okno_outbox when an event is written or made due again */
-bool		okno_notify_enabled = true;
+/*
+ * GUC: NOTIFY okno_outbox when an event is written or made due again.  Off
+ * by default: PostgreSQL holds a database-wide lock from a notifying
+ * transaction's pre-commit until its commit record is flushed, so
+ * notifying writers commit one at a time (no group commit).
+ */
+bool		okno_notify_enabled = false;
 
 static const char *const okno_tables[] = {
 	"actors", "resources", "bookings", "idempotency", "outbox"
@@ -122,9 +127,9 @@ _PG_init(void)
 	DefineCustomBoolVariable("okno.notify",
 							 "Sends NOTIFY okno_outbox when an event is written or made due again.",
 							 "PostgreSQL serialises the commits of notifying transactions; "
-							 "with this off, relays find events by polling.",
+							 "with this off (the default), relays find events by polling.",
 							 &okno_notify_enabled,
-							 true,
+							 false,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("okno");

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # relay_reconnect: a relay whose session is killed (pg_terminate_backend)
 # says so on stderr, connects again, LISTENs again and goes on delivering.
-# Once while it waits for work (--poll 60: only a NOTIFY on the new
-# session can bring the later events in time), once in the middle of a
+# Once while it waits for work (--poll 60, and okno.notify on for the
+# database: only a NOTIFY on the new session can bring the later events in
+# time), once in the middle of a
 # batch (the batch is lost with the session and handed out again: every
 # event still arrives).
 #
@@ -13,6 +14,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 db=okno_relay_reconnect
 new_db "$db"
+q postgres "ALTER DATABASE $db SET okno.notify = on" >/dev/null
 
 one_backend() {	# one_backend DB [NOT-PID]: exactly one relay session, not NOT-PID
 	local b
