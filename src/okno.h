@@ -129,6 +129,11 @@ extern void okno_check_references(int32 actor, int32 resource_id);
 extern Jsonb *okno_insert_booking(int32 actor, const OknoBookingIn *in, text *key,
 								  const char *fingerprint, MemoryContext cxt);
 
+/* insert.c */
+extern bool okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
+							   const char *fingerprint, pg_uuid_t *event_id,
+							   MemoryContext cxt, Jsonb **card);
+
 /* outbox.c */
 #define OKNO_EVENT_BOOKING_CREATED		"booking_created"
 #define OKNO_EVENT_BOOKING_CANCELLED	"booking_cancelled"

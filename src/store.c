@@ -414,6 +414,8 @@ okno_check_references(int32 actor, int32 resource_id)
 /*
  * Insert the booking, its key row and its booking_created event, queue the
  * NOTIFY, and return the stored response (the card), copied into cxt.
+ * insert.c does it without the statement unless the statement could do
+ * something different.
  */
 Jsonb *
 okno_insert_booking(int32 actor, const OknoBookingIn *in, text *key,
@@ -429,9 +431,15 @@ okno_insert_booking(int32 actor, const OknoBookingIn *in, text *key,
 	MemoryContext oldcxt;
 	int			rc;
 
+	okno_new_event_id(event_id);
+	if (okno_insert_direct(actor, in, key, fingerprint, event_id, cxt, &result))
+	{
+		okno_notify();
+		return result;
+	}
+
 	(void) rfc3339_format_utc(in->starts_us, starts);
 	(void) rfc3339_format_utc(in->ends_us, ends);
-	okno_new_event_id(event_id);
 
 	values[0] = Int32GetDatum(in->resource_id);
 	values[1] = Int32GetDatum(actor);
