@@ -26,6 +26,15 @@
  *     nextval, now() the transaction start, a constant default its value);
  *   - the order: booking, key, event, then the AFTER triggers.
  *
+ * The prepared CHECK expressions of the three tables and the IndexInfos of
+ * their indexes (with their expression and predicate states, and GiST's
+ * insert state) are kept for the rest of the transaction, in a context
+ * under TopTransactionContext: the first call of a transaction prepares
+ * them, the others reuse them.  They hold no resources (no relation, no
+ * buffer, no tuple descriptor pin), so a transaction's end, or its
+ * subtransaction's abort, needs only to forget them; a change to any of the
+ * tables (okno.c's cache generation) makes the next call prepare them anew.
+ *
  * Whenever the direct path could differ from the statement it is not
  * used and the caller runs the statement: row-level security on any of
  * the five tables, a trigger other than a foreign key's on the three it
@@ -44,6 +53,7 @@
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "catalog/index.h"
 #include "catalog/pg_type.h"
 #include "commands/sequence.h"
 #include "commands/trigger.h"
@@ -155,6 +165,21 @@ typedef struct DirectInfo
 } DirectInfo;
 
 static DirectInfo info = {0};
+
+/* What the rest of the transaction reuses, for the three tables. */
+typedef struct XactCache
+{
+	uint64		generation;
+	MemoryContext cxt;			/* under TopTransactionContext */
+	EState	   *prep;			/* its es_query_cxt holds the states */
+	int			nchecks[3];
+	ExprState **checks[3];		/* as ExecRelCheck prepares them */
+	int			nindexes[3];
+	Oid		   *indexoids[3];	/* as ExecOpenIndices lists them */
+	IndexInfo **indexinfos[3];
+} XactCache;
+
+static XactCache *xcache = NULL;
 
 /*
  * How a column that the statement leaves out gets its value; false if
@@ -460,6 +485,110 @@ insert_row(EState *estate, ResultRelInfo *rri, TupleTableSlot *slot, int rti,
 }
 
 /*
+ * Prepare what ExecRelCheck and ExecOpenIndices would prepare for the
+ * three tables, for the rest of the transaction.  rels[] are locked.
+ */
+static XactCache *
+build_xact_cache(uint64 generation, Relation *rels)
+{
+	MemoryContext cxt;
+	MemoryContext oldcxt;
+	XactCache  *xc;
+	int			t;
+
+	cxt = AllocSetContextCreate(TopTransactionContext, "okno direct insert (transaction)",
+								ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(cxt);
+	xc = palloc0(sizeof(XactCache));
+	xc->generation = generation;
+	xc->cxt = cxt;
+	xc->prep = CreateExecutorState();
+
+	for (t = 0; t < 3; t++)
+	{
+		Relation	rel = rels[t];
+		TupleConstr *constr = rel->rd_att->constr;
+		List	   *indexoids;
+		ListCell   *lc;
+		int			i;
+
+		xc->nchecks[t] = constr ? constr->num_check : 0;
+		if (xc->nchecks[t] > 0)
+		{
+			xc->checks[t] = palloc(sizeof(ExprState *) * xc->nchecks[t]);
+			for (i = 0; i < xc->nchecks[t]; i++)
+				xc->checks[t][i] =
+					ExecPrepareExpr((Expr *) stringToNode(constr->check[i].ccbin),
+									xc->prep);
+		}
+
+		indexoids = RelationGetForm(rel)->relhasindex ? RelationGetIndexList(rel) : NIL;
+		xc->nindexes[t] = list_length(indexoids);
+		xc->indexoids[t] = palloc(sizeof(Oid) * Max(xc->nindexes[t], 1));
+		xc->indexinfos[t] = palloc(sizeof(IndexInfo *) * Max(xc->nindexes[t], 1));
+		i = 0;
+		foreach(lc, indexoids)
+		{
+			Relation	index = index_open(lfirst_oid(lc), RowExclusiveLock);
+			IndexInfo  *ii = BuildIndexInfo(index);
+
+			if (ii->ii_Expressions != NIL)
+				ii->ii_ExpressionsState = ExecPrepareExprList(ii->ii_Expressions, xc->prep);
+			if (ii->ii_Predicate != NIL)
+				ii->ii_PredicateState = ExecPrepareQual(ii->ii_Predicate, xc->prep);
+			xc->indexoids[t][i] = lfirst_oid(lc);
+			xc->indexinfos[t][i] = ii;
+			/* as ExecCloseIndices: the table's lock stays */
+			index_close(index, RowExclusiveLock);
+			i++;
+		}
+	}
+	MemoryContextSwitchTo(oldcxt);
+	return xc;
+}
+
+/*
+ * ExecOpenIndices, with the transaction's IndexInfos; and the
+ * transaction's CHECK expressions for ExecConstraints.
+ */
+static void
+open_result_rel(ResultRelInfo *rri, int t)
+{
+	int			n = xcache->nindexes[t];
+	int			i;
+
+	if (xcache->nchecks[t] > 0)
+		rri->ri_ConstraintExprs = xcache->checks[t];
+	if (n == 0)
+		return;
+	rri->ri_NumIndices = n;
+	rri->ri_IndexRelationDescs = palloc(sizeof(Relation) * n);
+	rri->ri_IndexRelationInfo = xcache->indexinfos[t];
+	for (i = 0; i < n; i++)
+		rri->ri_IndexRelationDescs[i] = index_open(xcache->indexoids[t][i], RowExclusiveLock);
+}
+
+/*
+ * At the end of a transaction: its cache went with TopTransactionContext.
+ */
+void
+okno_insert_xact_callback(XactEvent event)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			xcache = NULL;
+			break;
+		default:
+			break;
+	}
+}
+
+/*
  * Insert the booking, its key and its event; return the card (allocated
  * in cxt) through *card.  Returns false, having done nothing but take
  * locks, if the statement must do it instead.
@@ -536,6 +665,13 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 			table_close(rels[i], NoLock);
 		return false;
 	}
+	if (xcache != NULL && xcache->generation != generation)
+	{
+		MemoryContextDelete(xcache->cxt);
+		xcache = NULL;
+	}
+	if (xcache == NULL)
+		xcache = build_xact_cache(generation, rels);
 	for (i = 0; i < RT_COUNT; i++)
 		table_close(rels[i], NoLock);
 
@@ -570,7 +706,7 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 	{
 		rri[i] = makeNode(ResultRelInfo);
 		ExecInitResultRelation(estate, rri[i], i + 1);
-		ExecOpenIndices(rri[i], false);
+		open_result_rel(rri[i], i);
 	}
 
 	now = GetCurrentTransactionStartTimestamp();

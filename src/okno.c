@@ -100,6 +100,16 @@ okno_namespace_callback(Datum arg pg_attribute_unused(),
 	cache_valid = false;
 }
 
+/*
+ * Transaction end: the drain's cursor and insert.c's transaction cache.
+ */
+static void
+okno_xact_callback(XactEvent event, void *arg)
+{
+	okno_drain_xact_callback(event, arg);
+	okno_insert_xact_callback(event);
+}
+
 void
 _PG_init(void)
 {
@@ -135,7 +145,7 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("okno");
 
-	RegisterXactCallback(okno_drain_xact_callback, NULL);
+	RegisterXactCallback(okno_xact_callback, NULL);
 	RegisterSubXactCallback(okno_drain_subxact_callback, NULL);
 	CacheRegisterRelcacheCallback(okno_relcache_callback, (Datum) 0);
 	CacheRegisterSyscacheCallback(NAMESPACEOID, okno_namespace_callback, (Datum) 0);

@@ -133,6 +133,7 @@ extern Jsonb *okno_insert_booking(int32 actor, const OknoBookingIn *in, text *ke
 extern bool okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 							   const char *fingerprint, pg_uuid_t *event_id,
 							   MemoryContext cxt, Jsonb **card);
+extern void okno_insert_xact_callback(XactEvent event);
 
 /* outbox.c */
 #define OKNO_EVENT_BOOKING_CREATED		"booking_created"
