@@ -269,9 +269,13 @@ lookup_key_direct(int32 actor, text *key, Snapshot snapshot,
 	if (!k->usable)
 		return false;
 
-	/* the locks the SELECT's plan takes, then its privilege check */
+	/*
+	 * The locks the SELECT's plan takes, then its privilege check.  If the
+	 * table changed before we had locked it, the SELECT knows better.
+	 */
 	rel = table_open(k->relid, AccessShareLock);
-	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity)
+	if (okno_cache_generation() != k->generation ||
+		rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity)
 	{
 		table_close(rel, NoLock);
 		return false;

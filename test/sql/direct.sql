@@ -48,6 +48,17 @@ SELECT okno_test.err(format('SELECT okno_create_booking(%s, %L, %L)', :no_actor,
 SELECT okno_test.err(format('SELECT okno_create_booking(%s, %L, %L)', :actor, 'direct-4',
     okno_test.p(999999, 1)));
 SELECT last_value = :seq_before AS sequence_unused FROM bookings_id_seq;
+-- and after those errors the transaction's prepared state still serves
+SELECT okno_create_booking(:actor, 'direct-12', okno_test.p(:room, 10)) ->> 'status' AS status;
+SELECT count(*) AS bookings FROM bookings WHERE starts_at >= '2031-01-01' AND starts_at < '2031-02-01';
+ROLLBACK;
+
+-- under SERIALIZABLE (and REPEATABLE READ): created, then replayed
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT okno_create_booking(:actor, 'direct-13', okno_test.p(:room, 11)) = okno_create_booking(:actor, 'direct-13', okno_test.p(:room, 11)) AS replayed;
+ROLLBACK;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT okno_create_booking(:actor, 'direct-14', okno_test.p(:room, 12)) = okno_create_booking(:actor, 'direct-14', okno_test.p(:room, 12)) AS replayed;
 ROLLBACK;
 
 -- a user trigger on outbox: the statement runs, and so does the trigger
