@@ -26,14 +26,15 @@
  *     nextval, now() the transaction start, a constant default its value);
  *   - the order: booking, key, event, then the AFTER triggers.
  *
- * The prepared CHECK expressions of the three tables and the IndexInfos of
- * their indexes (with their expression and predicate states, and GiST's
- * insert state) are kept for the rest of the transaction, in a context
- * under TopTransactionContext: the first call of a transaction prepares
- * them, the others reuse them.  They hold no resources (no relation, no
- * buffer, no tuple descriptor pin), so a transaction's end, or its
- * subtransaction's abort, needs only to forget them; a change to any of the
- * tables (okno.c's cache generation) makes the next call prepare them anew.
+ * The prepared CHECK expressions of the three tables and the expression and
+ * predicate states of their indexes are kept for the rest of the
+ * transaction, in a context under TopTransactionContext: the first call of
+ * a transaction prepares them, the others reuse them.  They hold no
+ * resources and point into no relcache entry (the IndexInfos, whose access
+ * method state may, are built on every call), so a transaction's end, or
+ * its subtransaction's abort, needs only to forget them; a change to any of
+ * the tables (okno.c's cache generation) makes the next call prepare them
+ * anew.
  *
  * Whenever the direct path could differ from the statement it is not
  * used and the caller runs the statement: row-level security on any of
@@ -176,7 +177,8 @@ typedef struct XactCache
 	ExprState **checks[3];		/* as ExecRelCheck prepares them */
 	int			nindexes[3];
 	Oid		   *indexoids[3];	/* as ExecOpenIndices lists them */
-	IndexInfo **indexinfos[3];
+	List	  **exprstates[3];	/* per index, its ii_ExpressionsState */
+	ExprState **predstates[3];	/* per index, its ii_PredicateState */
 } XactCache;
 
 static XactCache *xcache = NULL;
@@ -525,19 +527,20 @@ build_xact_cache(uint64 generation, Relation *rels)
 		indexoids = RelationGetForm(rel)->relhasindex ? RelationGetIndexList(rel) : NIL;
 		xc->nindexes[t] = list_length(indexoids);
 		xc->indexoids[t] = palloc(sizeof(Oid) * Max(xc->nindexes[t], 1));
-		xc->indexinfos[t] = palloc(sizeof(IndexInfo *) * Max(xc->nindexes[t], 1));
+		xc->exprstates[t] = palloc0(sizeof(List *) * Max(xc->nindexes[t], 1));
+		xc->predstates[t] = palloc0(sizeof(ExprState *) * Max(xc->nindexes[t], 1));
 		i = 0;
 		foreach(lc, indexoids)
 		{
 			Relation	index = index_open(lfirst_oid(lc), RowExclusiveLock);
 			IndexInfo  *ii = BuildIndexInfo(index);
 
+			/* as FormIndexDatum and ExecInsertIndexTuples prepare them */
 			if (ii->ii_Expressions != NIL)
-				ii->ii_ExpressionsState = ExecPrepareExprList(ii->ii_Expressions, xc->prep);
+				xc->exprstates[t][i] = ExecPrepareExprList(ii->ii_Expressions, xc->prep);
 			if (ii->ii_Predicate != NIL)
-				ii->ii_PredicateState = ExecPrepareQual(ii->ii_Predicate, xc->prep);
+				xc->predstates[t][i] = ExecPrepareQual(ii->ii_Predicate, xc->prep);
 			xc->indexoids[t][i] = lfirst_oid(lc);
-			xc->indexinfos[t][i] = ii;
 			/* as ExecCloseIndices: the table's lock stays */
 			index_close(index, RowExclusiveLock);
 			i++;
@@ -548,8 +551,8 @@ build_xact_cache(uint64 generation, Relation *rels)
 }
 
 /*
- * ExecOpenIndices, with the transaction's IndexInfos; and the
- * transaction's CHECK expressions for ExecConstraints.
+ * ExecOpenIndices, with the transaction's expression and predicate states;
+ * and the transaction's CHECK expressions for ExecConstraints.
  */
 static void
 open_result_rel(ResultRelInfo *rri, int t)
@@ -563,9 +566,17 @@ open_result_rel(ResultRelInfo *rri, int t)
 		return;
 	rri->ri_NumIndices = n;
 	rri->ri_IndexRelationDescs = palloc(sizeof(Relation) * n);
-	rri->ri_IndexRelationInfo = xcache->indexinfos[t];
+	rri->ri_IndexRelationInfo = palloc(sizeof(IndexInfo *) * n);
 	for (i = 0; i < n; i++)
-		rri->ri_IndexRelationDescs[i] = index_open(xcache->indexoids[t][i], RowExclusiveLock);
+	{
+		Relation	index = index_open(xcache->indexoids[t][i], RowExclusiveLock);
+		IndexInfo  *ii = BuildIndexInfo(index);
+
+		ii->ii_ExpressionsState = xcache->exprstates[t][i];
+		ii->ii_PredicateState = xcache->predstates[t][i];
+		rri->ri_IndexRelationDescs[i] = index;
+		rri->ri_IndexRelationInfo[i] = ii;
+	}
 }
 
 /*
