@@ -23,6 +23,7 @@ OBJS = \
 	src/lock.o \
 	src/response.o \
 	src/store.o \
+	src/insert.o \
 	src/uuid7.o \
 	src/outbox.o \
 	src/create.o \
@@ -36,7 +37,7 @@ DATA         = $(wildcard sql/okno--*.sql)
 # pg_regress: inputs in test/sql, expected output in expected/
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
                drain drain_hint drain_batch failures cancel purge status verify \
-               error_catalogue shadowing roles \
+               error_catalogue shadowing roles direct \
                other_schema trusted upgrade
 REGRESS_OPTS = --inputdir=test
 

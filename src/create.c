@@ -11,9 +11,10 @@
  *   6. actor and resource exist                      actor_missing,
  *                                                    resource_missing
  *      insert booking, key and event; NOTIFY         slot_busy
- *      (one statement: it inserts only if the actor and the resource
- *      exist, and finds out which is missing only when nothing was
- *      inserted)
+ *      (without a plan, insert.c, under the snapshot of one statement;
+ *      or, where that could differ, one statement that inserts only if
+ *      the actor and the resource exist and finds out which is missing
+ *      only when nothing was inserted)
  *   7. return the card (stored and returned as one datum)
  *
  * Everything runs in the caller's transaction: no commit, no

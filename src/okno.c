@@ -8,7 +8,8 @@
  * runs names that schema explicitly, so nothing depends on the caller's
  * search_path.  PostgreSQL 15 does not export get_extension_schema(), so
  * the schema is read from pg_extension here and cached for the backend's
- * life, together with the OIDs of okno's tables.
+ * life, together with the OIDs of okno's tables and of the indexes that
+ * okno scans directly.
  *
  * The cache (and with it every prepared plan) is dropped when any of those
  * tables gets a relcache invalidation (DROP EXTENSION, ALTER TABLE, VACUUM's
@@ -57,11 +58,16 @@ int			okno_max_attempts = 10;
  */
 bool		okno_notify_enabled = false;
 
+/* okno's relations whose OIDs are cached, in the order of enum OknoRel */
 static const char *const okno_tables[] = {
-	"actors", "resources", "bookings", "idempotency", "outbox"
+	"actors", "resources", "bookings", "idempotency", "outbox",
+	"actors_pkey", "resources_pkey", "idempotency_pkey"
 };
 
 #define OKNO_NUM_TABLES lengthof(okno_tables)
+
+StaticAssertDecl(lengthof(okno_tables) == OKNO_NUM_RELS,
+				 "okno_tables does not match enum OknoRel");
 
 static bool cache_valid = false;
 static uint64 cache_generation = 0;
@@ -99,6 +105,16 @@ okno_namespace_callback(Datum arg pg_attribute_unused(),
 	cache_valid = false;
 }
 
+/*
+ * Transaction end: the drain's cursor and insert.c's transaction cache.
+ */
+static void
+okno_xact_callback(XactEvent event, void *arg)
+{
+	okno_drain_xact_callback(event, arg);
+	okno_insert_xact_callback(event);
+}
+
 void
 _PG_init(void)
 {
@@ -134,7 +150,7 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("okno");
 
-	RegisterXactCallback(okno_drain_xact_callback, NULL);
+	RegisterXactCallback(okno_xact_callback, NULL);
 	RegisterSubXactCallback(okno_drain_subxact_callback, NULL);
 	CacheRegisterRelcacheCallback(okno_relcache_callback, (Datum) 0);
 	CacheRegisterSyscacheCallback(NAMESPACEOID, okno_namespace_callback, (Datum) 0);
@@ -217,6 +233,27 @@ okno_schema_name(void)
 {
 	okno_ensure_cache();
 	return cache_schema_raw;
+}
+
+/*
+ * The OID of one of okno's relations (InvalidOid if it does not exist).
+ */
+Oid
+okno_relid(OknoRel rel)
+{
+	okno_ensure_cache();
+	return cache_relids[rel];
+}
+
+/*
+ * A number that changes whenever the cached schema and OIDs are looked up
+ * again: whatever is derived from them must then be derived again.
+ */
+uint64
+okno_cache_generation(void)
+{
+	okno_ensure_cache();
+	return cache_generation;
 }
 
 /*

@@ -17,6 +17,8 @@
 
 #include "access/xact.h"
 #include "executor/spi.h"
+#include "nodes/parsenodes.h"
+#include "utils/rel.h"
 #include "utils/jsonb.h"
 #include "utils/uuid.h"
 
@@ -54,8 +56,24 @@ extern PGDLLIMPORT int okno_retry_cap_ms;
 extern PGDLLIMPORT int okno_max_attempts;
 extern PGDLLIMPORT bool okno_notify_enabled;
 
+/* okno's relations whose OIDs okno.c caches */
+typedef enum OknoRel
+{
+	OKNO_REL_ACTORS,
+	OKNO_REL_RESOURCES,
+	OKNO_REL_BOOKINGS,
+	OKNO_REL_IDEMPOTENCY,
+	OKNO_REL_OUTBOX,
+	OKNO_REL_ACTORS_PKEY,
+	OKNO_REL_RESOURCES_PKEY,
+	OKNO_REL_IDEMPOTENCY_PKEY,
+	OKNO_NUM_RELS
+} OknoRel;
+
 /* okno.c */
 extern const char *okno_schema_name(void);
+extern Oid	okno_relid(OknoRel rel);
+extern uint64 okno_cache_generation(void);
 extern SPIPlanPtr okno_plan(OknoPlan *p);
 extern void okno_spi_connect(void);
 extern void okno_spi_finish(void);
@@ -98,11 +116,24 @@ typedef struct OknoStoredKey
 	Jsonb	   *response;		/* in the caller's memory context */
 } OknoStoredKey;
 
+extern RangeTblEntry *okno_perm_rte(Oid relid, AclMode perms,
+									const AttrNumber *selected,
+									const AttrNumber *inserted);
+extern AttrNumber okno_attnum(Oid relid, const char *name);
+extern bool okno_index_is(Relation index, Oid relid, int natts,
+						  const AttrNumber *attnos);
+extern void okno_push_statement_snapshot(Snapshot snapshot);
 extern void okno_lookup_key(int32 actor, text *key, Snapshot snapshot,
 							MemoryContext resultcxt, OknoStoredKey *out);
 extern void okno_check_references(int32 actor, int32 resource_id);
 extern Jsonb *okno_insert_booking(int32 actor, const OknoBookingIn *in, text *key,
 								  const char *fingerprint, MemoryContext cxt);
+
+/* insert.c */
+extern bool okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
+							   const char *fingerprint, pg_uuid_t *event_id,
+							   MemoryContext cxt, Jsonb **card);
+extern void okno_insert_xact_callback(XactEvent event);
 
 /* outbox.c */
 #define OKNO_EVENT_BOOKING_CREATED		"booking_created"

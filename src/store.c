@@ -1,9 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * store.c
- *	  The SPI statements of okno_create_booking.
+ *	  The statements of okno_create_booking: the key lookup and the inserts.
  *
- * Each statement is prepared once per backend and kept (okno_plan), and
+ * The key lookup reads idempotency_pkey directly (an index scan and a heap
+ * fetch, no executor), with the snapshot, relation locks, privilege check
+ * and predicate locks the SPI SELECT it replaces had; that SELECT remains
+ * for tables with row-level security on and for anything unexpected in the
+ * table or its key.
+ *
+ * Each SPI statement is prepared once per backend and kept (okno_plan), and
  * every name in it is qualified: okno's schema for its tables,
  * OPERATOR(pg_catalog.=) for comparisons.  All run in the caller's
  * transaction with read_only = false, so under READ COMMITTED each takes a
@@ -15,8 +21,23 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "nodes/bitmapset.h"
+#include "nodes/parsenodes.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
@@ -77,6 +98,249 @@ static OknoPlan insert_booking_plan = {
 };
 
 /*
+ * What the direct lookup needs to know about idempotency, derived from the
+ * cached OIDs and derived again when okno.c looks them up again.
+ */
+typedef struct KeyLookupInfo
+{
+	uint64		generation;
+	bool		usable;			/* false: use the SPI statement */
+	Oid			relid;
+	Oid			indexid;
+	AttrNumber	actor_attno;
+	AttrNumber	key_attno;
+	AttrNumber	fingerprint_attno;
+	AttrNumber	version_attno;
+	AttrNumber	response_attno;
+	List	   *rtable;			/* for ExecCheckRTPerms, in TopMemoryContext */
+} KeyLookupInfo;
+
+static KeyLookupInfo key_lookup = {0};
+
+/*
+ * A RangeTblEntry asking for perms on the columns given (attnums ending
+ * with InvalidAttrNumber), as the parser builds it: for ExecCheckRTPerms.
+ */
+RangeTblEntry *
+okno_perm_rte(Oid relid, AclMode perms, const AttrNumber *selected,
+			  const AttrNumber *inserted)
+{
+	RangeTblEntry *rte = makeNode(RangeTblEntry);
+
+	rte->rtekind = RTE_RELATION;
+	rte->relid = relid;
+	rte->relkind = RELKIND_RELATION;
+	rte->rellockmode = (perms & ACL_INSERT) ? RowExclusiveLock : AccessShareLock;
+	rte->inh = false;
+	rte->inFromCl = true;
+	rte->requiredPerms = perms;
+	rte->checkAsUser = InvalidOid;
+	for (; selected != NULL && *selected != InvalidAttrNumber; selected++)
+		rte->selectedCols = bms_add_member(rte->selectedCols,
+										   *selected - FirstLowInvalidHeapAttributeNumber);
+	for (; inserted != NULL && *inserted != InvalidAttrNumber; inserted++)
+		rte->insertedCols = bms_add_member(rte->insertedCols,
+										   *inserted - FirstLowInvalidHeapAttributeNumber);
+	return rte;
+}
+
+/*
+ * The attribute number of a column of okno's relation, or InvalidAttrNumber
+ * if it is missing (then the direct path is not used).
+ */
+AttrNumber
+okno_attnum(Oid relid, const char *name)
+{
+	AttrNumber	attno = get_attnum(relid, name);
+
+	return attno > 0 ? attno : InvalidAttrNumber;
+}
+
+/*
+ * Whether index is a valid btree on exactly the columns given, in order.
+ */
+bool
+okno_index_is(Relation index, Oid relid, int natts, const AttrNumber *attnos)
+{
+	int			i;
+
+	if (index->rd_rel->relam != BTREE_AM_OID ||
+		index->rd_index->indrelid != relid ||
+		!index->rd_index->indisvalid ||
+		!index->rd_index->indisready ||
+		!index->rd_index->indislive ||
+		index->rd_index->indnatts != natts ||
+		index->rd_index->indnkeyatts != natts ||
+		RelationGetIndexExpressions(index) != NIL ||
+		RelationGetIndexPredicate(index) != NIL)
+		return false;
+	for (i = 0; i < natts; i++)
+		if (index->rd_index->indkey.values[i] != attnos[i])
+			return false;
+	return true;
+}
+
+static void
+key_lookup_prepare(void)
+{
+	uint64		generation = okno_cache_generation();
+	KeyLookupInfo *k = &key_lookup;
+	AttrNumber	selected[6];
+	MemoryContext oldcxt;
+
+	if (k->generation == generation && generation != 0)
+		return;
+
+	if (k->rtable != NIL)
+	{
+		list_free_deep(k->rtable);
+		k->rtable = NIL;
+	}
+	k->usable = false;
+	k->generation = generation;
+	k->relid = okno_relid(OKNO_REL_IDEMPOTENCY);
+	k->indexid = okno_relid(OKNO_REL_IDEMPOTENCY_PKEY);
+	if (!OidIsValid(k->relid) || !OidIsValid(k->indexid))
+		return;
+	k->actor_attno = okno_attnum(k->relid, "actor_id");
+	k->key_attno = okno_attnum(k->relid, "request_key");
+	k->fingerprint_attno = okno_attnum(k->relid, "fingerprint");
+	k->version_attno = okno_attnum(k->relid, "fingerprint_version");
+	k->response_attno = okno_attnum(k->relid, "response_body");
+	if (k->actor_attno == InvalidAttrNumber || k->key_attno == InvalidAttrNumber ||
+		k->fingerprint_attno == InvalidAttrNumber ||
+		k->version_attno == InvalidAttrNumber ||
+		k->response_attno == InvalidAttrNumber)
+		return;
+
+	/* the columns the SELECT names */
+	selected[0] = k->fingerprint_attno;
+	selected[1] = k->version_attno;
+	selected[2] = k->response_attno;
+	selected[3] = k->actor_attno;
+	selected[4] = k->key_attno;
+	selected[5] = InvalidAttrNumber;
+	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+	k->rtable = list_make1(okno_perm_rte(k->relid, ACL_SELECT, selected, NULL));
+	MemoryContextSwitchTo(oldcxt);
+	k->usable = true;
+}
+
+/*
+ * Push, as the active snapshot, the one a SPI statement run with
+ * read_only = false would run with: with snapshot = InvalidSnapshot, after
+ * a CommandCounterIncrement, the transaction snapshot (a new one under READ
+ * COMMITTED) with the current command id; otherwise the snapshot given,
+ * as it is (SPI_execute_snapshot with read_only = true).  The caller pops
+ * it.
+ */
+void
+okno_push_statement_snapshot(Snapshot snapshot)
+{
+	if (snapshot != InvalidSnapshot)
+	{
+		PushActiveSnapshot(snapshot);
+		return;
+	}
+	PushActiveSnapshot(GetTransactionSnapshot());
+	CommandCounterIncrement();
+	UpdateActiveSnapshotCommandId();
+}
+
+/*
+ * The lookup without the executor; false if it cannot be done so (the
+ * caller then runs the SPI statement).
+ */
+static bool
+lookup_key_direct(int32 actor, text *key, Snapshot snapshot,
+				  MemoryContext resultcxt, OknoStoredKey *out)
+{
+	KeyLookupInfo *k = &key_lookup;
+	Relation	rel;
+	Relation	index;
+	AttrNumber	keycols[2];
+	ScanKeyData skey[2];
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	bool		isnull;
+	Datum		d;
+
+	key_lookup_prepare();
+	if (!k->usable)
+		return false;
+
+	/*
+	 * The locks the SELECT's plan takes, then its privilege check.  If the
+	 * table changed before we had locked it, the SELECT knows better.
+	 */
+	rel = table_open(k->relid, AccessShareLock);
+	if (okno_cache_generation() != k->generation ||
+		rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity)
+	{
+		table_close(rel, NoLock);
+		return false;
+	}
+	index = index_open(k->indexid, AccessShareLock);
+	keycols[0] = k->actor_attno;
+	keycols[1] = k->key_attno;
+	if (!okno_index_is(index, k->relid, 2, keycols) ||
+		index->rd_opcintype[0] != INT4OID || index->rd_opcintype[1] != TEXTOID)
+	{
+		index_close(index, NoLock);
+		table_close(rel, NoLock);
+		return false;
+	}
+	(void) ExecCheckRTPerms(k->rtable, true);
+
+	okno_push_statement_snapshot(snapshot);
+
+	ScanKeyInit(&skey[0], 1, BTEqualStrategyNumber, F_INT4EQ,
+				Int32GetDatum(actor));
+	skey[0].sk_collation = index->rd_indcollation[0];
+	ScanKeyInit(&skey[1], 2, BTEqualStrategyNumber, F_TEXTEQ,
+				PointerGetDatum(key));
+	skey[1].sk_collation = index->rd_indcollation[1];
+
+	slot = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, index, GetActiveSnapshot(), 2, 0);
+	index_rescan(scan, skey, 2, NULL, 0);
+
+	out->found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	if (out->found)
+	{
+		MemoryContext oldcxt;
+
+		d = slot_getattr(slot, k->fingerprint_attno, &isnull);
+		if (isnull)
+			out->fingerprint[0] = '\0';
+		else
+		{
+			char	   *fp = TextDatumGetCString(d);
+
+			strlcpy(out->fingerprint, fp, sizeof(out->fingerprint));
+			pfree(fp);
+		}
+
+		d = slot_getattr(slot, k->version_attno, &isnull);
+		out->fingerprint_version = isnull ? 0 : DatumGetInt16(d);
+
+		d = slot_getattr(slot, k->response_attno, &isnull);
+		if (isnull)
+			elog(ERROR, "idempotency row for actor %d has a null response_body", actor);
+		oldcxt = MemoryContextSwitchTo(resultcxt);
+		out->response = DatumGetJsonbPCopy(d);
+		MemoryContextSwitchTo(oldcxt);
+	}
+
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	PopActiveSnapshot();
+	index_close(index, NoLock);
+	table_close(rel, NoLock);
+	return true;
+}
+
+/*
  * Look up (actor, key).  With snapshot = InvalidSnapshot the lookup uses
  * the transaction's own snapshot rules; otherwise the one given.  The
  * stored response is copied into resultcxt.
@@ -93,6 +357,9 @@ okno_lookup_key(int32 actor, text *key, Snapshot snapshot,
 	Datum		d;
 	MemoryContext oldcxt;
 	char	   *fp;
+
+	if (lookup_key_direct(actor, key, snapshot, resultcxt, out))
+		return;
 
 	values[0] = Int32GetDatum(actor);
 	values[1] = PointerGetDatum(key);
@@ -151,6 +418,8 @@ okno_check_references(int32 actor, int32 resource_id)
 /*
  * Insert the booking, its key row and its booking_created event, queue the
  * NOTIFY, and return the stored response (the card), copied into cxt.
+ * insert.c does it without the statement unless the statement could do
+ * something different.
  */
 Jsonb *
 okno_insert_booking(int32 actor, const OknoBookingIn *in, text *key,
@@ -166,9 +435,15 @@ okno_insert_booking(int32 actor, const OknoBookingIn *in, text *key,
 	MemoryContext oldcxt;
 	int			rc;
 
+	okno_new_event_id(event_id);
+	if (okno_insert_direct(actor, in, key, fingerprint, event_id, cxt, &result))
+	{
+		okno_notify();
+		return result;
+	}
+
 	(void) rfc3339_format_utc(in->starts_us, starts);
 	(void) rfc3339_format_utc(in->ends_us, ends);
-	okno_new_event_id(event_id);
 
 	values[0] = Int32GetDatum(in->resource_id);
 	values[1] = Int32GetDatum(actor);
