@@ -22,6 +22,7 @@ OBJS = \
 	src/fingerprint.o \
 	src/lock.o \
 	src/response.o \
+	src/relation.o \
 	src/store.o \
 	src/insert.o \
 	src/uuid7.o \
@@ -37,7 +38,7 @@ DATA         = $(wildcard sql/okno--*.sql)
 # pg_regress: inputs in test/sql, expected output in expected/
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
                drain drain_hint drain_batch failures cancel purge status verify \
-               error_catalogue shadowing roles direct \
+               error_catalogue shadowing roles direct create_as_insert \
                other_schema trusted upgrade
 REGRESS_OPTS = --inputdir=test
 

@@ -11,10 +11,10 @@
  *   6. actor and resource exist                      actor_missing,
  *                                                    resource_missing
  *      insert booking, key and event; NOTIFY         slot_busy
- *      (without a plan, insert.c, under the snapshot of one statement;
- *      or, where that could differ, one statement that inserts only if
- *      the actor and the resource exist and finds out which is missing
- *      only when nothing was inserted)
+ *      (without a plan, insert.c, under the snapshot of one statement,
+ *      where that is the statements' equal by construction; otherwise
+ *      store.c's statements, one INSERT per row, each row checked to be
+ *      stored)
  *   7. return the card (stored and returned as one datum)
  *
  * Everything runs in the caller's transaction: no commit, no
@@ -97,22 +97,29 @@ translate_store_error(MemoryContext cxt, int32 actor, const char *keystr,
 }
 
 /*
- * Steps 6 and 7: insert the booking, its key and its event; return the card
- * (allocated in cxt).
+ * Steps 6 and 7: insert the booking, its key and its event, without a plan
+ * where that is the statements' equal (insert.c), else with the statements
+ * (store.c); queue the NOTIFY; return the card (allocated in cxt).
  */
 static Jsonb *
 create_new(int32 actor, text *key, const char *keystr, const OknoBookingIn *in,
 		   const char *fingerprint, MemoryContext cxt)
 {
 	Jsonb	   *volatile card = NULL;
+	pg_uuid_t	event_id;
 	char	   *schema;
 
 	okno_lock_resource(in->resource_id);
 	schema = MemoryContextStrdup(cxt, okno_schema_name());
+	okno_new_event_id(&event_id);
 
 	PG_TRY();
 	{
-		card = okno_insert_booking(actor, in, key, fingerprint, cxt);
+		Jsonb	   *stored;
+
+		if (!okno_insert_direct(actor, in, key, fingerprint, &event_id, cxt, &stored))
+			stored = okno_insert_sql(actor, in, key, fingerprint, &event_id, cxt);
+		card = stored;
 	}
 	PG_CATCH();
 	{
@@ -121,6 +128,7 @@ create_new(int32 actor, text *key, const char *keystr, const OknoBookingIn *in,
 	}
 	PG_END_TRY();
 
+	okno_notify();
 	return card;
 }
 

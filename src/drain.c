@@ -128,21 +128,31 @@ okno_drain_forget_cursor(void)
  * After an abort, events this backend drained are due again behind its
  * cursor: start the next scan from the beginning.
  */
-void
-okno_drain_xact_callback(XactEvent event, void *arg pg_attribute_unused())
+static void
+drain_xact_callback(XactEvent event, void *arg pg_attribute_unused())
 {
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
 		drain_cursor_valid = false;
 }
 
-void
-okno_drain_subxact_callback(SubXactEvent event,
-							SubTransactionId mySubid pg_attribute_unused(),
-							SubTransactionId parentSubid pg_attribute_unused(),
-							void *arg pg_attribute_unused())
+static void
+drain_subxact_callback(SubXactEvent event,
+					   SubTransactionId mySubid pg_attribute_unused(),
+					   SubTransactionId parentSubid pg_attribute_unused(),
+					   void *arg pg_attribute_unused())
 {
 	if (event == SUBXACT_EVENT_ABORT_SUB)
 		drain_cursor_valid = false;
+}
+
+/*
+ * Register what this file needs to know of transactions.
+ */
+void
+okno_drain_init(void)
+{
+	RegisterXactCallback(drain_xact_callback, NULL);
+	RegisterSubXactCallback(drain_subxact_callback, NULL);
 }
 
 /*

@@ -16,6 +16,8 @@
  */
 #include "postgres.h"
 
+#include "utils/lsyscache.h"
+
 #include "okno.h"
 #include "errors.h"
 
@@ -129,5 +131,44 @@ okno_error_concurrent_request(int32 actor, const char *key)
 			 errdetail("Actor %d's key \"%s\" was stored by a transaction that committed after this transaction's snapshot was taken.",
 					   actor, key),
 			 errhint("Retry the transaction: the retry will replay the stored response.")));
+	pg_unreachable();
+}
+
+/*
+ * A BEFORE trigger on one of okno's tables kept a row okno wrote from being
+ * stored.  okno stores a booking only together with its key and its event,
+ * so it fails rather than commit one without the others.
+ */
+void
+okno_error_not_stored(OknoRel rel, const char *what)
+{
+	const char *table = get_rel_name(okno_relid(rel));
+
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("the insert of the %s into table \"%s.%s\" stored no row",
+					what, okno_schema_name(), table ? table : "?"),
+			 errdetail("A BEFORE trigger on the table returned NULL; "
+					   "okno stores a booking only together with its idempotency key and its event."),
+			 errhint("Let the trigger return the row for okno's inserts.")));
+	pg_unreachable();
+}
+
+/*
+ * An INSTEAD rule on INSERT would replace okno's insert: refused before
+ * anything is written.
+ */
+void
+okno_error_instead_rule(OknoRel rel, const char *what)
+{
+	const char *table = get_rel_name(okno_relid(rel));
+
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("table \"%s.%s\" has an INSTEAD rule on INSERT",
+					okno_schema_name(), table ? table : "?"),
+			 errdetail("The rule would replace the insert of the %s, and okno stores a booking only together with its idempotency key and its event.",
+					   what),
+			 errhint("Make the rule an ALSO rule, or drop it.")));
 	pg_unreachable();
 }

@@ -16,6 +16,8 @@
 
 #include "postgres.h"
 
+#include "okno.h"
+
 #define ERRCODE_OKNO_INVALID_KEY		MAKE_SQLSTATE('O','K','B','0','1')
 #define ERRCODE_OKNO_INVALID_PAYLOAD	MAKE_SQLSTATE('O','K','B','0','2')
 #define ERRCODE_OKNO_RESOURCE_MISSING	MAKE_SQLSTATE('O','K','B','0','3')
@@ -37,5 +39,7 @@ extern void okno_error_actor_missing(int32 actor, bool isnull) pg_attribute_nore
 extern void okno_error_booking_missing(int64 booking_id, bool isnull) pg_attribute_noreturn();
 extern void okno_error_event_missing(const char *event_id) pg_attribute_noreturn();
 extern void okno_error_concurrent_request(int32 actor, const char *key) pg_attribute_noreturn();
+extern void okno_error_not_stored(OknoRel rel, const char *what) pg_attribute_noreturn();
+extern void okno_error_instead_rule(OknoRel rel, const char *what) pg_attribute_noreturn();
 
 #endif							/* OKNO_ERRORS_H */

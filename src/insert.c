@@ -1,47 +1,45 @@
 /*-------------------------------------------------------------------------
  *
  * insert.c
- *	  The booking, its key and its event, inserted without a plan.
+ *	  The booking, its key and its event, written without a plan.
  *
- * okno_insert_booking's statement (store.c) costs an executor start-up
- * and shut-down per call.  This file does its work the way logical
- * replication's apply worker applies an INSERT: an EState with the three
- * tables as result relations, their indexes opened, each row formed in C
- * and stored with ExecConstraints, table_tuple_insert,
- * ExecInsertIndexTuples (unique and exclusion checks) and
- * ExecARInsertTriggers, between AfterTriggerBeginQuery and
- * AfterTriggerEndQuery so that the foreign-key checks run as they do at
- * the end of the statement.
+ * The statements of store.c cost an executor start-up and shut-down each.
+ * This file writes the three rows the way logical replication's apply
+ * worker applies an INSERT: an executor state with the three tables as
+ * result relations and their indexes opened (ExecOpenIndices); every
+ * column the statement would leave out filled as the planner fills it, with
+ * its default (build_column_default, planned and evaluated as worker.c
+ * does) or else a NULL coerced to the column's type, domains included; and
+ * each row stored with ExecSimpleRelationInsert (generated columns,
+ * constraints, the row, its index entries with their unique and exclusion
+ * checks, the AFTER row triggers), between AfterTriggerBeginQuery and
+ * AfterTriggerEndQuery, so that the foreign-key checks run as they do at
+ * the end of a statement.
  *
- * What the statement does is kept:
- *   - its relation locks, and its privilege check (ExecCheckRTPerms on the
+ * What the statement does around that is kept:
+ *   - its relation locks, and its privilege check (okno_rt_check on the
  *     range table the statement would have, before anything else);
  *   - its snapshot: a CommandCounterIncrement and the snapshot of a
  *     non-read-only SPI statement, under which the actor and then the
  *     resource must exist (direct probes of their primary keys) before
  *     anything is inserted, so actor_missing and resource_missing still
- *     come before slot_busy and no identity value is used up;
- *   - its values: the columns the statement leaves out get their defaults,
- *     read from the catalogue once (an identity column its sequence's
- *     nextval, now() the transaction start, a constant default its value);
+ *     come before slot_busy and no default (a sequence) is evaluated in
+ *     vain;
  *   - the order: booking, key, event, then the AFTER triggers.
  *
- * The prepared CHECK expressions of the three tables and the expression and
- * predicate states of their indexes are kept for the rest of the
+ * The direct path is used only where it is the statements' equal by
+ * construction; direct_supported() lists what that takes, and anything
+ * else (a rule, a trigger that is not a foreign key's, row-level security,
+ * a column of another type than okno gives it, a table that is not a plain
+ * table ...) goes to the statements.
+ *
+ * The prepared CHECK expressions, index expression and predicate states and
+ * column defaults of the three tables are kept for the rest of the
  * transaction, in a context under TopTransactionContext: the first call of
  * a transaction prepares them, the others reuse them.  They hold no
- * resources and point into no relcache entry (the IndexInfos, whose access
- * method state may, are built on every call), so a transaction's end, or
- * its subtransaction's abort, needs only to forget them; a change to any of
- * the tables (okno.c's cache generation) makes the next call prepare them
- * anew.
- *
- * Whenever the direct path could differ from the statement it is not
- * used and the caller runs the statement: row-level security on any of
- * the five tables, a trigger other than a foreign key's on the three it
- * writes, a default other than a constant, now() or an identity, a column
- * type other than the install script's, a generated column, an unexpected
- * primary key on actors or resources.
+ * resources and point into no relcache entry, so the transaction's end
+ * needs only to forget them; a change to any of the tables (okno.c's cache
+ * generation) makes the next call prepare them anew.
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -56,16 +54,13 @@
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "catalog/pg_type.h"
-#include "commands/sequence.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
-#include "nodes/nodeFuncs.h"
-#include "optimizer/optimizer.h"
+#include "parser/parse_coerce.h"
 #include "rewrite/rewriteHandler.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
-#include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -83,6 +78,7 @@
 #define RT_ACTORS		4
 #define RT_RESOURCES	5
 #define RT_COUNT		5
+#define RT_WRITTEN		3		/* the first three are written */
 
 /* The values the caller supplies, by column. */
 typedef enum InsertArg
@@ -126,23 +122,7 @@ static const SuppliedColumn supplied[NUM_ARGS] = {
 	{RT_OUTBOX, "payload", JSONBOID, -1},
 };
 
-/* Where the value of a column comes from. */
-typedef enum ColumnSource
-{
-	COL_NULL,					/* no default, or a dropped column */
-	COL_CONST,					/* a constant default */
-	COL_NOW,					/* DEFAULT now() */
-	COL_IDENTITY,				/* nextval of the identity sequence */
-	COL_ARG						/* supplied: args[arg] */
-} ColumnSource;
-
-typedef struct ColumnFill
-{
-	ColumnSource source;
-	InsertArg	arg;
-	Datum		value;			/* COL_CONST, in the info's context */
-	bool		isnull;			/* COL_CONST */
-} ColumnFill;
+#define NOT_SUPPLIED	(-1)
 
 /*
  * What the direct path knows about the tables, derived under their locks
@@ -151,18 +131,16 @@ typedef struct ColumnFill
 typedef struct DirectInfo
 {
 	uint64		generation;
-	bool		usable;
+	bool		usable;			/* direct_supported() said yes */
 	MemoryContext cxt;
 	Oid			relids[RT_COUNT];
-	Oid			actors_pkey;
-	Oid			resources_pkey;
 	AttrNumber	actors_id;
 	AttrNumber	resources_id;
-	AttrNumber	booking_id;		/* bookings.id, the identity column */
-	Oid			booking_seq;
-	int			natts[RT_COUNT];
-	ColumnFill *fill[RT_COUNT];
-	List	   *rtable;
+	AttrNumber	booking_id;		/* bookings.id, filled by its default */
+	Oid			booking_id_type;	/* int8 or int4 */
+	int			natts[RT_WRITTEN];
+	int		   *argof[RT_WRITTEN];	/* per column, an InsertArg or NOT_SUPPLIED */
+	OknoRangeTable rt;
 } DirectInfo;
 
 static DirectInfo info = {0};
@@ -173,219 +151,53 @@ typedef struct XactCache
 	uint64		generation;
 	MemoryContext cxt;			/* under TopTransactionContext */
 	EState	   *prep;			/* its es_query_cxt holds the states */
-	int			nchecks[3];
-	ExprState **checks[3];		/* as ExecRelCheck prepares them */
-	int			nindexes[3];
-	Oid		   *indexoids[3];	/* as ExecOpenIndices lists them */
-	List	  **exprstates[3];	/* per index, its ii_ExpressionsState */
-	ExprState **predstates[3];	/* per index, its ii_PredicateState */
+	ExprState **checks[RT_WRITTEN]; /* as ExecRelCheck prepares them */
+	int			nindexes[RT_WRITTEN];
+	Oid		   *indexoids[RT_WRITTEN];	/* as ExecOpenIndices lists them */
+	List	  **exprstates[RT_WRITTEN]; /* per index, its ii_ExpressionsState */
+	ExprState **predstates[RT_WRITTEN]; /* per index, its ii_PredicateState */
+	ExprState **defaults[RT_WRITTEN];	/* per column not supplied, or NULL */
 } XactCache;
 
 static XactCache *xcache = NULL;
 
+static void insert_xact_callback(XactEvent event, void *arg);
+
 /*
- * How a column that the statement leaves out gets its value; false if
- * the direct path cannot give it the very value the statement would.
+ * Register what this file needs to know of transactions.
  */
-static bool
-classify_default(Relation rel, Form_pg_attribute att, ColumnFill *fill)
+void
+okno_insert_init(void)
 {
-	Node	   *expr;
-
-	fill->source = COL_NULL;
-	fill->isnull = true;
-	if (att->attisdropped)
-		return true;
-	if (att->attgenerated != '\0')
-		return false;
-
-	expr = build_column_default(rel, att->attnum);
-	if (expr == NULL)
-		return true;
-
-	if (IsA(expr, NextValueExpr))
-	{
-		NextValueExpr *nve = (NextValueExpr *) expr;
-
-		if (att->attidentity == '\0' || nve->typeId != INT8OID ||
-			att->atttypid != INT8OID)
-			return false;
-		fill->source = COL_IDENTITY;
-		info.booking_seq = nve->seqid;
-		return true;
-	}
-
-	expr = eval_const_expressions(NULL, expr);
-	if (IsA(expr, Const))
-	{
-		Const	   *c = (Const *) expr;
-
-		if (c->consttype != att->atttypid)
-			return false;
-		fill->source = COL_CONST;
-		fill->isnull = c->constisnull;
-		fill->value = c->constisnull ? (Datum) 0 :
-			datumCopy(c->constvalue, att->attbyval, att->attlen);
-		return true;
-	}
-	if (IsA(expr, FuncExpr) &&
-		((FuncExpr *) expr)->funcid == F_NOW &&
-		((FuncExpr *) expr)->args == NIL &&
-		att->atttypid == TIMESTAMPTZOID)
-	{
-		fill->source = COL_NOW;
-		return true;
-	}
-	return false;
+	RegisterXactCallback(insert_xact_callback, NULL);
 }
 
 /*
- * Fill in info for the tables, whose relations are locked; false if the
- * direct path cannot be used with them.
- */
-static bool
-prepare_table(int rti, Relation rel)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-	ColumnFill *fill;
-	int			i;
-
-	fill = palloc0(sizeof(ColumnFill) * desc->natts);
-	info.fill[rti - 1] = fill;
-	info.natts[rti - 1] = desc->natts;
-
-	for (i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-		int			a;
-		bool		found = false;
-
-		for (a = 0; a < NUM_ARGS; a++)
-		{
-			if (supplied[a].rti == rti && !att->attisdropped &&
-				strcmp(NameStr(att->attname), supplied[a].name) == 0)
-			{
-				if (att->atttypid != supplied[a].typid ||
-					att->atttypmod != supplied[a].typmod)
-					return false;
-				fill[i].source = COL_ARG;
-				fill[i].arg = (InsertArg) a;
-				found = true;
-				break;
-			}
-		}
-		if (found)
-			continue;
-		if (!classify_default(rel, att, &fill[i]))
-			return false;
-		if (fill[i].source == COL_IDENTITY)
-		{
-			if (rti != RT_BOOKINGS || strcmp(NameStr(att->attname), "id") != 0)
-				return false;
-			info.booking_id = att->attnum;
-		}
-	}
-	return true;
-}
-
-static AttrNumber *
-attnums(Oid relid, int n, const char *const *names)
-{
-	AttrNumber *result = palloc(sizeof(AttrNumber) * (n + 1));
-	int			i;
-
-	for (i = 0; i < n; i++)
-	{
-		result[i] = okno_attnum(relid, names[i]);
-		if (result[i] == InvalidAttrNumber)
-			return NULL;
-	}
-	result[n] = InvalidAttrNumber;
-	return result;
-}
-
-/*
- * Derive info for this generation; the five tables are locked.
+ * At the end of a transaction: its cache went with TopTransactionContext.
  */
 static void
-prepare_info(uint64 generation, Relation *rels)
+insert_xact_callback(XactEvent event, void *arg pg_attribute_unused())
 {
-	static const char *const booking_ins[] = {"resource_id", "actor_id", "starts_at", "ends_at"};
-	static const char *const booking_sel[] = {"id"};
-	static const char *const key_ins[] = {"actor_id", "request_key", "fingerprint",
-	"fingerprint_version", "response_body"};
-	static const char *const key_sel[] = {"response_body"};
-	static const char *const event_ins[] = {"id", "kind", "payload"};
-	static const char *const id_sel[] = {"id"};
-	AttrNumber *b_ins,
-			   *b_sel,
-			   *k_ins,
-			   *k_sel,
-			   *e_ins,
-			   *a_sel,
-			   *r_sel;
-	MemoryContext oldcxt;
-	int			rti;
-
-	if (info.cxt == NULL)
-		info.cxt = AllocSetContextCreate(TopMemoryContext, "okno direct insert",
-										 ALLOCSET_SMALL_SIZES);
-	else
-		MemoryContextReset(info.cxt);
-	info.usable = false;
-	info.generation = generation;
-	info.rtable = NIL;
-	info.booking_id = InvalidAttrNumber;
-	info.booking_seq = InvalidOid;
-	memset(info.fill, 0, sizeof(info.fill));
-
-	oldcxt = MemoryContextSwitchTo(info.cxt);
-
-	for (rti = 1; rti <= RT_COUNT; rti++)
-		if (!OidIsValid(info.relids[rti - 1]))
-			goto done;
-
-	/* the range table of the statement, with its privileges */
-	b_ins = attnums(info.relids[RT_BOOKINGS - 1], lengthof(booking_ins), booking_ins);
-	b_sel = attnums(info.relids[RT_BOOKINGS - 1], lengthof(booking_sel), booking_sel);
-	k_ins = attnums(info.relids[RT_IDEMPOTENCY - 1], lengthof(key_ins), key_ins);
-	k_sel = attnums(info.relids[RT_IDEMPOTENCY - 1], lengthof(key_sel), key_sel);
-	e_ins = attnums(info.relids[RT_OUTBOX - 1], lengthof(event_ins), event_ins);
-	a_sel = attnums(info.relids[RT_ACTORS - 1], lengthof(id_sel), id_sel);
-	r_sel = attnums(info.relids[RT_RESOURCES - 1], lengthof(id_sel), id_sel);
-	if (!b_ins || !b_sel || !k_ins || !k_sel || !e_ins || !a_sel || !r_sel)
-		goto done;
-	info.actors_id = a_sel[0];
-	info.resources_id = r_sel[0];
-	info.rtable = list_make5(okno_perm_rte(info.relids[RT_BOOKINGS - 1],
-										   ACL_INSERT | ACL_SELECT, b_sel, b_ins),
-							 okno_perm_rte(info.relids[RT_IDEMPOTENCY - 1],
-										   ACL_INSERT | ACL_SELECT, k_sel, k_ins),
-							 okno_perm_rte(info.relids[RT_OUTBOX - 1],
-										   ACL_INSERT, NULL, e_ins),
-							 okno_perm_rte(info.relids[RT_ACTORS - 1],
-										   ACL_SELECT, a_sel, NULL),
-							 okno_perm_rte(info.relids[RT_RESOURCES - 1],
-										   ACL_SELECT, r_sel, NULL));
-
-	/* what goes into each column of the three tables */
-	for (rti = RT_BOOKINGS; rti <= RT_OUTBOX; rti++)
-		if (!prepare_table(rti, rels[rti - 1]))
-			goto done;
-	if (info.booking_id == InvalidAttrNumber || !OidIsValid(info.booking_seq))
-		goto done;
-
-	info.usable = true;
-done:
-	MemoryContextSwitchTo(oldcxt);
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			xcache = NULL;
+			break;
+		default:
+			break;
+	}
 }
 
 /*
- * Whether the triggers of a table the statement writes are all a foreign
- * key's (those the executor fires here exactly as for the statement).
+ * Whether every trigger of a table the statement writes is a foreign key's
+ * (those fire here exactly as for the statement).
  */
 static bool
-triggers_ok(Relation rel)
+only_foreign_key_triggers(Relation rel)
 {
 	TriggerDesc *trigdesc = rel->trigdesc;
 	int			i;
@@ -399,96 +211,193 @@ triggers_ok(Relation rel)
 		if (!t->tgisinternal || RI_FKey_trigger_type(t->tgfoid) == RI_TRIGGER_NONE)
 			return false;
 	}
-	return !trigdesc->trig_insert_new_table;
+	return true;
 }
 
 /*
- * Whether index is the one-column int4 primary key on attno.
+ * Map the columns of a table the statement writes to the supplied values;
+ * false if a supplied column is missing or not of the type okno gives it.
  */
 static bool
-pkey_ok(Relation index, Oid relid, AttrNumber attno)
+map_columns(int rti, Relation rel)
 {
-	return okno_index_is(index, relid, 1, &attno) &&
-		index->rd_opcintype[0] == INT4OID;
+	TupleDesc	desc = RelationGetDescr(rel);
+	int		   *argof = palloc(sizeof(int) * desc->natts);
+	int			a;
+	int			i;
+
+	info.argof[rti - 1] = argof;
+	info.natts[rti - 1] = desc->natts;
+	for (i = 0; i < desc->natts; i++)
+		argof[i] = NOT_SUPPLIED;
+
+	for (a = 0; a < NUM_ARGS; a++)
+	{
+		AttrNumber	attno;
+		Form_pg_attribute att;
+
+		if (supplied[a].rti != rti)
+			continue;
+		attno = okno_attnum(RelationGetRelid(rel), supplied[a].name);
+		if (attno == InvalidAttrNumber)
+			return false;
+		att = TupleDescAttr(desc, attno - 1);
+		if (att->attgenerated != '\0' ||
+			att->atttypid != supplied[a].typid ||
+			att->atttypmod != supplied[a].typmod)
+			return false;
+		argof[attno - 1] = a;
+	}
+	return true;
 }
 
 /*
- * Whether a row with this int4 key is visible in the index's table under
- * snapshot (predicate locks as for an index scan under SERIALIZABLE).
+ * What the direct path supports, positively: true only if writing the rows
+ * here does what the statements of store.c would do.  rels[] are locked.
+ *
+ *   - all five tables are plain tables (not partitions, views, foreign
+ *     tables), without row-level security;
+ *   - the three written have no rules, and no triggers but a foreign key's;
+ *   - every column okno supplies exists with the type and typmod of the
+ *     install script, and is not generated;
+ *   - bookings.id is left to its default, and is bigint or integer;
+ *   - actors and resources have their one-column integer primary keys on
+ *     id (probed for actor_missing and resource_missing).
+ *
+ * Every other column gets what the statement would give it: its default,
+ * or a NULL coerced to its type (a domain's constraints apply), or, if
+ * generated, its generation expression.
  */
 static bool
-probe(Relation heap, Relation index, int32 value, Snapshot snapshot,
-	  TupleTableSlot *slot)
+direct_supported(Relation *rels, Relation actors_pkey, Relation resources_pkey)
 {
-	ScanKeyData skey;
-	IndexScanDesc scan;
-	bool		found;
+	static const char *const booking_ins[] = {"resource_id", "actor_id", "starts_at", "ends_at"};
+	static const char *const key_ins[] = {"actor_id", "request_key", "fingerprint",
+	"fingerprint_version", "response_body"};
+	static const char *const key_sel[] = {"response_body"};
+	static const char *const event_ins[] = {"id", "kind", "payload"};
+	static const char *const id_sel[] = {"id"};
+	AttrNumber	ins[6];
+	AttrNumber	sel[2];
+	Form_pg_attribute idatt;
+	int			rti;
+	int			i;
 
-	ScanKeyInit(&skey, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(value));
-	skey.sk_collation = index->rd_indcollation[0];
-	scan = index_beginscan(heap, index, snapshot, 1, 0);
-	index_rescan(scan, &skey, 1, NULL, 0);
-	found = index_getnext_slot(scan, ForwardScanDirection, slot);
-	index_endscan(scan);
-	ExecClearTuple(slot);
-	return found;
+	for (rti = 1; rti <= RT_COUNT; rti++)
+	{
+		Relation	rel = rels[rti - 1];
+
+		if (rel->rd_rel->relkind != RELKIND_RELATION ||
+			rel->rd_rel->relispartition ||
+			rel->rd_rel->relrowsecurity)
+			return false;
+		if (rti <= RT_WRITTEN &&
+			(rel->rd_rules != NULL || !only_foreign_key_triggers(rel) ||
+			 !map_columns(rti, rel)))
+			return false;
+	}
+
+	info.booking_id = okno_attnum(info.relids[RT_BOOKINGS - 1], "id");
+	if (info.booking_id == InvalidAttrNumber)
+		return false;
+	idatt = TupleDescAttr(RelationGetDescr(rels[RT_BOOKINGS - 1]), info.booking_id - 1);
+	if (idatt->attgenerated != '\0' ||
+		(!idatt->atthasdef && idatt->attidentity == '\0') ||
+		(idatt->atttypid != INT8OID && idatt->atttypid != INT4OID))
+		return false;
+	info.booking_id_type = idatt->atttypid;
+
+	info.actors_id = okno_attnum(info.relids[RT_ACTORS - 1], "id");
+	info.resources_id = okno_attnum(info.relids[RT_RESOURCES - 1], "id");
+	if (info.actors_id == InvalidAttrNumber || info.resources_id == InvalidAttrNumber ||
+		!okno_index_is(actors_pkey, info.relids[RT_ACTORS - 1], 1, &info.actors_id) ||
+		actors_pkey->rd_opcintype[0] != INT4OID ||
+		!okno_index_is(resources_pkey, info.relids[RT_RESOURCES - 1], 1, &info.resources_id) ||
+		resources_pkey->rd_opcintype[0] != INT4OID)
+		return false;
+
+	/* the range table of the statement, with its privileges */
+#define FILL(arr, names) \
+	do { \
+		for (i = 0; i < (int) lengthof(names); i++) \
+			arr[i] = okno_attnum(info.relids[rti - 1], names[i]); \
+		arr[i] = InvalidAttrNumber; \
+	} while (0)
+	rti = RT_BOOKINGS;
+	FILL(ins, booking_ins);
+	sel[0] = info.booking_id;
+	sel[1] = InvalidAttrNumber;
+	okno_rt_add(&info.rt, info.relids[rti - 1], ACL_INSERT | ACL_SELECT, sel, ins);
+	rti = RT_IDEMPOTENCY;
+	FILL(ins, key_ins);
+	FILL(sel, key_sel);
+	okno_rt_add(&info.rt, info.relids[rti - 1], ACL_INSERT | ACL_SELECT, sel, ins);
+	rti = RT_OUTBOX;
+	FILL(ins, event_ins);
+	okno_rt_add(&info.rt, info.relids[rti - 1], ACL_INSERT, NULL, ins);
+	rti = RT_ACTORS;
+	FILL(sel, id_sel);
+	okno_rt_add(&info.rt, info.relids[rti - 1], ACL_SELECT, sel, NULL);
+	rti = RT_RESOURCES;
+	FILL(sel, id_sel);
+	okno_rt_add(&info.rt, info.relids[rti - 1], ACL_SELECT, sel, NULL);
+#undef FILL
+	return true;
 }
 
 /*
- * Fill slot for the table at rti from info and args, and store it.
+ * Derive info for this generation; the tables and keys are locked.
  */
 static void
-insert_row(EState *estate, ResultRelInfo *rri, TupleTableSlot *slot, int rti,
-		   const Datum *args, TimestampTz now, int64 *identity)
+prepare_info(uint64 generation, const Oid *relids, Relation *rels,
+			 Relation actors_pkey, Relation resources_pkey)
 {
-	const ColumnFill *fill = info.fill[rti - 1];
-	int			natts = info.natts[rti - 1];
-	int			i;
-	List	   *recheck = NIL;
+	MemoryContext oldcxt;
 
-	ExecClearTuple(slot);
-	for (i = 0; i < natts; i++)
-	{
-		switch (fill[i].source)
-		{
-			case COL_NULL:
-				slot->tts_values[i] = (Datum) 0;
-				slot->tts_isnull[i] = true;
-				break;
-			case COL_CONST:
-				slot->tts_values[i] = fill[i].value;
-				slot->tts_isnull[i] = fill[i].isnull;
-				break;
-			case COL_NOW:
-				slot->tts_values[i] = TimestampTzGetDatum(now);
-				slot->tts_isnull[i] = false;
-				break;
-			case COL_IDENTITY:
-				*identity = nextval_internal(info.booking_seq, false);
-				slot->tts_values[i] = Int64GetDatum(*identity);
-				slot->tts_isnull[i] = false;
-				break;
-			case COL_ARG:
-				slot->tts_values[i] = args[fill[i].arg];
-				slot->tts_isnull[i] = false;
-				break;
-		}
-	}
-	ExecStoreVirtualTuple(slot);
+	if (info.cxt == NULL)
+		info.cxt = AllocSetContextCreate(TopMemoryContext, "okno direct insert",
+										 ALLOCSET_SMALL_SIZES);
+	else
+		MemoryContextReset(info.cxt);
+	memset(info.argof, 0, sizeof(info.argof));
+	info.rt.rtable = NIL;
+	info.rt.perminfos = NIL;
+	info.generation = generation;
+	memcpy(info.relids, relids, sizeof(info.relids));
 
-	/* as ExecSimpleRelationInsert: no BEFORE triggers, no generated columns */
-	if (rri->ri_RelationDesc->rd_att->constr)
-		ExecConstraints(rri, slot, estate);
-	simple_table_tuple_insert(rri->ri_RelationDesc, slot);
-	if (rri->ri_NumIndices > 0)
-		recheck = ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL);
-	ExecARInsertTriggers(estate, rri, slot, recheck, NULL);
-	list_free(recheck);
+	oldcxt = MemoryContextSwitchTo(info.cxt);
+	info.usable = direct_supported(rels, actors_pkey, resources_pkey);
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/*
+ * What the statement gives a column it leaves out, as an expression: its
+ * default, or for a generated column nothing (ExecSimpleRelationInsert
+ * computes it), or else a NULL coerced to the column's type, which checks
+ * a domain's constraints as the planner's NULL does.
+ */
+static Expr *
+column_fill(Relation rel, Form_pg_attribute att)
+{
+	Node	   *expr;
+
+	if (att->attisdropped || att->attgenerated != '\0')
+		return NULL;
+	expr = build_column_default(rel, att->attnum);
+	if (expr == NULL)
+		expr = coerce_to_domain((Node *) makeNullConst(att->atttypid, att->atttypmod,
+													   att->attcollation),
+								InvalidOid, -1, att->atttypid,
+								COERCION_IMPLICIT, COERCE_IMPLICIT_CAST, -1, false);
+	if (IsA(expr, Const) && ((Const *) expr)->constisnull)
+		return NULL;
+	return (Expr *) expr;
 }
 
 /*
  * Prepare what ExecRelCheck and ExecOpenIndices would prepare for the
- * three tables, for the rest of the transaction.  rels[] are locked.
+ * three tables, and their columns' defaults, for the rest of the
+ * transaction.  rels[] are locked.
  */
 static XactCache *
 build_xact_cache(uint64 generation, Relation *rels)
@@ -506,22 +415,34 @@ build_xact_cache(uint64 generation, Relation *rels)
 	xc->cxt = cxt;
 	xc->prep = CreateExecutorState();
 
-	for (t = 0; t < 3; t++)
+	for (t = 0; t < RT_WRITTEN; t++)
 	{
 		Relation	rel = rels[t];
-		TupleConstr *constr = rel->rd_att->constr;
+		TupleDesc	desc = RelationGetDescr(rel);
+		TupleConstr *constr = desc->constr;
 		List	   *indexoids;
 		ListCell   *lc;
 		int			i;
 
-		xc->nchecks[t] = constr ? constr->num_check : 0;
-		if (xc->nchecks[t] > 0)
+		if (constr != NULL && constr->num_check > 0)
 		{
-			xc->checks[t] = palloc(sizeof(ExprState *) * xc->nchecks[t]);
-			for (i = 0; i < xc->nchecks[t]; i++)
+			xc->checks[t] = palloc(sizeof(ExprState *) * constr->num_check);
+			for (i = 0; i < constr->num_check; i++)
 				xc->checks[t][i] =
 					ExecPrepareExpr((Expr *) stringToNode(constr->check[i].ccbin),
 									xc->prep);
+		}
+
+		xc->defaults[t] = palloc0(sizeof(ExprState *) * desc->natts);
+		for (i = 0; i < desc->natts; i++)
+		{
+			Expr	   *fill;
+
+			if (info.argof[t][i] != NOT_SUPPLIED)
+				continue;
+			fill = column_fill(rel, TupleDescAttr(desc, i));
+			if (fill != NULL)
+				xc->defaults[t][i] = ExecPrepareExpr(fill, xc->prep);
 		}
 
 		indexoids = RelationGetForm(rel)->relhasindex ? RelationGetIndexList(rel) : NIL;
@@ -551,58 +472,96 @@ build_xact_cache(uint64 generation, Relation *rels)
 }
 
 /*
- * ExecOpenIndices, with the transaction's expression and predicate states;
- * and the transaction's CHECK expressions for ExecConstraints.
+ * A result relation for the table at rti, its indexes opened as the
+ * executor opens them, with the transaction's prepared states.
  */
-static void
-open_result_rel(ResultRelInfo *rri, int t)
+static ResultRelInfo *
+open_result_rel(EState *estate, int rti)
 {
-	int			n = xcache->nindexes[t];
+	ResultRelInfo *rri = makeNode(ResultRelInfo);
+	int			t = rti - 1;
 	int			i;
 
-	if (xcache->nchecks[t] > 0)
+	ExecInitResultRelation(estate, rri, rti);
+	ExecOpenIndices(rri, false);
+	if (xcache->checks[t] != NULL)
 		rri->ri_ConstraintExprs = xcache->checks[t];
-	if (n == 0)
-		return;
-	rri->ri_NumIndices = n;
-	rri->ri_IndexRelationDescs = palloc(sizeof(Relation) * n);
-	rri->ri_IndexRelationInfo = palloc(sizeof(IndexInfo *) * n);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < rri->ri_NumIndices && i < xcache->nindexes[t]; i++)
 	{
-		Relation	index = index_open(xcache->indexoids[t][i], RowExclusiveLock);
-		IndexInfo  *ii = BuildIndexInfo(index);
+		IndexInfo  *ii = rri->ri_IndexRelationInfo[i];
 
+		if (RelationGetRelid(rri->ri_IndexRelationDescs[i]) != xcache->indexoids[t][i])
+			break;				/* not as prepared: let the executor prepare */
 		ii->ii_ExpressionsState = xcache->exprstates[t][i];
 		ii->ii_PredicateState = xcache->predstates[t][i];
-		rri->ri_IndexRelationDescs[i] = index;
-		rri->ri_IndexRelationInfo[i] = ii;
 	}
+	return rri;
 }
 
 /*
- * At the end of a transaction: its cache went with TopTransactionContext.
+ * Fill a slot for the table at rti, supplied values from args and every
+ * other column as the statement would, and store the row.
  */
-void
-okno_insert_xact_callback(XactEvent event)
+static TupleTableSlot *
+insert_row(EState *estate, ResultRelInfo *rri, int rti, const Datum *args)
 {
-	switch (event)
+	int			t = rti - 1;
+	TupleTableSlot *slot;
+	ExprContext *econtext = GetPerTupleExprContext(estate);
+	int			i;
+
+	slot = ExecInitExtraTupleSlot(estate, RelationGetDescr(rri->ri_RelationDesc),
+								  &TTSOpsVirtual);
+	ExecClearTuple(slot);
+	for (i = 0; i < info.natts[t]; i++)
 	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			xcache = NULL;
-			break;
-		default:
-			break;
+		int			arg = info.argof[t][i];
+
+		if (arg != NOT_SUPPLIED)
+		{
+			slot->tts_values[i] = args[arg];
+			slot->tts_isnull[i] = false;
+		}
+		else if (xcache->defaults[t][i] != NULL)
+			slot->tts_values[i] = ExecEvalExpr(xcache->defaults[t][i], econtext,
+											   &slot->tts_isnull[i]);
+		else
+		{
+			slot->tts_values[i] = (Datum) 0;
+			slot->tts_isnull[i] = true;
+		}
 	}
+	ExecStoreVirtualTuple(slot);
+	ExecSimpleRelationInsert(rri, estate, slot);
+	return slot;
+}
+
+/*
+ * Whether a row with this int4 key is visible in the index's table under
+ * snapshot (predicate locks as for an index scan under SERIALIZABLE).
+ */
+static bool
+probe(Relation heap, Relation index, int32 value, Snapshot snapshot)
+{
+	ScanKeyData skey;
+	IndexScanDesc scan;
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	bool		found;
+
+	ScanKeyInit(&skey, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(value));
+	skey.sk_collation = index->rd_indcollation[0];
+	scan = index_beginscan(heap, index, snapshot, 1, 0);
+	index_rescan(scan, &skey, 1, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	return found;
 }
 
 /*
  * Insert the booking, its key and its event; return the card (allocated
  * in cxt) through *card.  Returns false, having done nothing but take
- * locks, if the statement must do it instead.
+ * locks, if the statements must do it instead.
  */
 bool
 okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
@@ -613,29 +572,31 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 		RowExclusiveLock, RowExclusiveLock, RowExclusiveLock,
 		AccessShareLock, AccessShareLock
 	};
+	static const OknoRel rels_of[RT_COUNT] = {
+		OKNO_REL_BOOKINGS, OKNO_REL_IDEMPOTENCY, OKNO_REL_OUTBOX,
+		OKNO_REL_ACTORS, OKNO_REL_RESOURCES
+	};
 	uint64		generation = okno_cache_generation();
 	Oid			relids[RT_COUNT];
 	Relation	rels[RT_COUNT];
 	Relation	actors_pkey;
 	Relation	resources_pkey;
 	EState	   *estate;
-	ResultRelInfo *rri[3];
+	ResultRelInfo *rri[RT_WRITTEN];
 	TupleTableSlot *slot;
 	Datum		args[NUM_ARGS];
-	TimestampTz now;
-	int64		booking_id = 0;
+	Datum		id;
+	bool		isnull;
+	int64		booking_id;
 	Jsonb	   *result;
-	bool		ok = true;
 	int			i;
 
-	relids[RT_BOOKINGS - 1] = okno_relid(OKNO_REL_BOOKINGS);
-	relids[RT_IDEMPOTENCY - 1] = okno_relid(OKNO_REL_IDEMPOTENCY);
-	relids[RT_OUTBOX - 1] = okno_relid(OKNO_REL_OUTBOX);
-	relids[RT_ACTORS - 1] = okno_relid(OKNO_REL_ACTORS);
-	relids[RT_RESOURCES - 1] = okno_relid(OKNO_REL_RESOURCES);
 	for (i = 0; i < RT_COUNT; i++)
+	{
+		relids[i] = okno_relid(rels_of[i]);
 		if (!OidIsValid(relids[i]))
 			return false;
+	}
 	if (!OidIsValid(okno_relid(OKNO_REL_ACTORS_PKEY)) ||
 		!OidIsValid(okno_relid(OKNO_REL_RESOURCES_PKEY)))
 		return false;
@@ -643,32 +604,17 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 	/* the statement's locks, taken as its plan takes them */
 	for (i = 0; i < RT_COUNT; i++)
 		LockRelationOid(relids[i], lockmodes[i]);
-	/* the tables changed before we locked them: the statement knows better */
+	/* the tables changed before we locked them: the statements know better */
 	if (okno_cache_generation() != generation)
 		return false;
 
 	for (i = 0; i < RT_COUNT; i++)
-	{
 		rels[i] = table_open(relids[i], NoLock);
-		if (rels[i]->rd_rel->relkind != RELKIND_RELATION ||
-			rels[i]->rd_rel->relrowsecurity ||
-			rels[i]->rd_rel->relispartition)
-			ok = false;
-		if (i < RT_ACTORS - 1 &&
-			(!triggers_ok(rels[i]) ||
-			 (rels[i]->rd_att->constr && rels[i]->rd_att->constr->has_generated_stored)))
-			ok = false;
-	}
-	if (ok && info.generation != generation)
-	{
-		memcpy(info.relids, relids, sizeof(relids));
-		prepare_info(generation, rels);
-	}
 	actors_pkey = index_open(okno_relid(OKNO_REL_ACTORS_PKEY), AccessShareLock);
 	resources_pkey = index_open(okno_relid(OKNO_REL_RESOURCES_PKEY), AccessShareLock);
-	if (!ok || !info.usable ||
-		!pkey_ok(actors_pkey, relids[RT_ACTORS - 1], info.actors_id) ||
-		!pkey_ok(resources_pkey, relids[RT_RESOURCES - 1], info.resources_id))
+	if (info.generation != generation || info.cxt == NULL)
+		prepare_info(generation, relids, rels, actors_pkey, resources_pkey);
+	if (!info.usable)
 	{
 		index_close(resources_pkey, NoLock);
 		index_close(actors_pkey, NoLock);
@@ -683,52 +629,42 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 	}
 	if (xcache == NULL)
 		xcache = build_xact_cache(generation, rels);
-	for (i = 0; i < RT_COUNT; i++)
-		table_close(rels[i], NoLock);
 
 	/* the executor's privilege check, before anything else */
-	(void) ExecCheckRTPerms(info.rtable, true);
+	okno_rt_check(&info.rt);
 
 	/* the statement's snapshot, and its output command id */
 	okno_push_statement_snapshot(InvalidSnapshot);
 
+	/* the actor, then the resource, must exist */
+	if (!probe(rels[RT_ACTORS - 1], actors_pkey, actor, GetActiveSnapshot()))
+		okno_error_actor_missing(actor, false);
+	if (!probe(rels[RT_RESOURCES - 1], resources_pkey, in->resource_id, GetActiveSnapshot()))
+		okno_error_resource_missing(in->resource_id);
+	index_close(resources_pkey, NoLock);
+	index_close(actors_pkey, NoLock);
+	for (i = 0; i < RT_COUNT; i++)
+		table_close(rels[i], NoLock);
+
 	estate = CreateExecutorState();
-	ExecInitRangeTable(estate, info.rtable);
+	okno_rt_init_estate(estate, &info.rt);
 	estate->es_snapshot = GetActiveSnapshot();
 	estate->es_output_cid = GetCurrentCommandId(true);
 
-	/* the actor, then the resource, must exist */
-	slot = ExecInitExtraTupleSlot(estate,
-								  RelationGetDescr(ExecGetRangeTableRelation(estate, RT_ACTORS)),
-								  table_slot_callbacks(ExecGetRangeTableRelation(estate, RT_ACTORS)));
-	if (!probe(ExecGetRangeTableRelation(estate, RT_ACTORS), actors_pkey, actor,
-			   estate->es_snapshot, slot))
-		okno_error_actor_missing(actor, false);
-	slot = ExecInitExtraTupleSlot(estate,
-								  RelationGetDescr(ExecGetRangeTableRelation(estate, RT_RESOURCES)),
-								  table_slot_callbacks(ExecGetRangeTableRelation(estate, RT_RESOURCES)));
-	if (!probe(ExecGetRangeTableRelation(estate, RT_RESOURCES), resources_pkey,
-			   in->resource_id, estate->es_snapshot, slot))
-		okno_error_resource_missing(in->resource_id);
-
 	AfterTriggerBeginQuery();
 
-	for (i = 0; i < 3; i++)
-	{
-		rri[i] = makeNode(ResultRelInfo);
-		ExecInitResultRelation(estate, rri[i], i + 1);
-		open_result_rel(rri[i], i);
-	}
+	for (i = 0; i < RT_WRITTEN; i++)
+		rri[i] = open_result_rel(estate, i + 1);
 
-	now = GetCurrentTransactionStartTimestamp();
 	args[ARG_BOOKING_RESOURCE] = Int32GetDatum(in->resource_id);
 	args[ARG_BOOKING_ACTOR] = Int32GetDatum(actor);
 	args[ARG_BOOKING_STARTS] = TimestampTzGetDatum(okno_unix_us_to_timestamptz(in->starts_us));
 	args[ARG_BOOKING_ENDS] = TimestampTzGetDatum(okno_unix_us_to_timestamptz(in->ends_us));
-
-	slot = ExecInitExtraTupleSlot(estate, RelationGetDescr(rri[0]->ri_RelationDesc),
-								  &TTSOpsVirtual);
-	insert_row(estate, rri[0], slot, RT_BOOKINGS, args, now, &booking_id);
+	slot = insert_row(estate, rri[RT_BOOKINGS - 1], RT_BOOKINGS, args);
+	id = slot_getattr(slot, info.booking_id, &isnull);
+	if (isnull)
+		elog(ERROR, "booking stored without an id");
+	booking_id = info.booking_id_type == INT8OID ? DatumGetInt64(id) : DatumGetInt32(id);
 
 	result = okno_booking_card(booking_id, actor, in, "confirmed");
 	args[ARG_KEY_ACTOR] = Int32GetDatum(actor);
@@ -736,16 +672,12 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 	args[ARG_KEY_FINGERPRINT] = PointerGetDatum(cstring_to_text(fingerprint));
 	args[ARG_KEY_VERSION] = Int16GetDatum(OKNO_FINGERPRINT_VERSION);
 	args[ARG_KEY_RESPONSE] = JsonbPGetDatum(result);
-	slot = ExecInitExtraTupleSlot(estate, RelationGetDescr(rri[1]->ri_RelationDesc),
-								  &TTSOpsVirtual);
-	insert_row(estate, rri[1], slot, RT_IDEMPOTENCY, args, now, NULL);
+	(void) insert_row(estate, rri[RT_IDEMPOTENCY - 1], RT_IDEMPOTENCY, args);
 
 	args[ARG_EVENT_ID] = UUIDPGetDatum(event_id);
 	args[ARG_EVENT_KIND] = PointerGetDatum(cstring_to_text(OKNO_EVENT_BOOKING_CREATED));
 	args[ARG_EVENT_PAYLOAD] = JsonbPGetDatum(okno_event_payload(booking_id));
-	slot = ExecInitExtraTupleSlot(estate, RelationGetDescr(rri[2]->ri_RelationDesc),
-								  &TTSOpsVirtual);
-	insert_row(estate, rri[2], slot, RT_OUTBOX, args, now, NULL);
+	(void) insert_row(estate, rri[RT_OUTBOX - 1], RT_OUTBOX, args);
 
 	/* the foreign-key checks, as at the end of the statement */
 	AfterTriggerEndQuery(estate);
@@ -754,8 +686,6 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 	ExecCloseResultRelations(estate);
 	ExecCloseRangeTableRelations(estate);
 	FreeExecutorState(estate);
-	index_close(resources_pkey, NoLock);
-	index_close(actors_pkey, NoLock);
 	PopActiveSnapshot();
 
 	/* what follows in this statement sees the new rows */

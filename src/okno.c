@@ -105,16 +105,6 @@ okno_namespace_callback(Datum arg pg_attribute_unused(),
 	cache_valid = false;
 }
 
-/*
- * Transaction end: the drain's cursor and insert.c's transaction cache.
- */
-static void
-okno_xact_callback(XactEvent event, void *arg)
-{
-	okno_drain_xact_callback(event, arg);
-	okno_insert_xact_callback(event);
-}
-
 void
 _PG_init(void)
 {
@@ -150,8 +140,8 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("okno");
 
-	RegisterXactCallback(okno_xact_callback, NULL);
-	RegisterSubXactCallback(okno_drain_subxact_callback, NULL);
+	okno_drain_init();
+	okno_insert_init();
 	CacheRegisterRelcacheCallback(okno_relcache_callback, (Datum) 0);
 	CacheRegisterSyscacheCallback(NAMESPACEOID, okno_namespace_callback, (Datum) 0);
 }

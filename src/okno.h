@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "nodes/execnodes.h"
 #include "executor/spi.h"
 #include "nodes/parsenodes.h"
 #include "utils/rel.h"
@@ -80,10 +81,8 @@ extern void okno_spi_finish(void);
 extern void okno_check_spi(int rc, int expected, const char *what);
 
 /* drain.c */
+extern void okno_drain_init(void);
 extern void okno_drain_forget_cursor(void);
-extern void okno_drain_xact_callback(XactEvent event, void *arg);
-extern void okno_drain_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-										SubTransactionId parentSubid, void *arg);
 
 /* key.c */
 extern void okno_check_key(text *key);
@@ -107,6 +106,23 @@ extern Jsonb *okno_booking_card(int64 id, int32 actor, const OknoBookingIn *in,
 								const char *status);
 extern Jsonb *okno_event_payload(int64 booking_id);
 
+/* relation.c: the range table of a statement that a direct path replaces */
+typedef struct OknoRangeTable
+{
+	List	   *rtable;			/* RangeTblEntry */
+	List	   *perminfos;		/* RTEPermissionInfo (PostgreSQL 16 and later) */
+} OknoRangeTable;
+
+extern void okno_rt_add(OknoRangeTable *rt, Oid relid, AclMode perms,
+						const AttrNumber *selected, const AttrNumber *inserted);
+extern void okno_rt_check(const OknoRangeTable *rt);
+extern void okno_rt_init_estate(EState *estate, const OknoRangeTable *rt);
+extern AttrNumber okno_attnum(Oid relid, const char *name);
+extern bool okno_index_is(Relation index, Oid relid, int natts,
+						  const AttrNumber *attnos);
+extern void okno_push_statement_snapshot(Snapshot snapshot);
+extern void okno_refuse_instead_rules(OknoRel rel, const char *what);
+
 /* store.c */
 typedef struct OknoStoredKey
 {
@@ -116,29 +132,23 @@ typedef struct OknoStoredKey
 	Jsonb	   *response;		/* in the caller's memory context */
 } OknoStoredKey;
 
-extern RangeTblEntry *okno_perm_rte(Oid relid, AclMode perms,
-									const AttrNumber *selected,
-									const AttrNumber *inserted);
-extern AttrNumber okno_attnum(Oid relid, const char *name);
-extern bool okno_index_is(Relation index, Oid relid, int natts,
-						  const AttrNumber *attnos);
-extern void okno_push_statement_snapshot(Snapshot snapshot);
 extern void okno_lookup_key(int32 actor, text *key, Snapshot snapshot,
 							MemoryContext resultcxt, OknoStoredKey *out);
-extern void okno_check_references(int32 actor, int32 resource_id);
-extern Jsonb *okno_insert_booking(int32 actor, const OknoBookingIn *in, text *key,
-								  const char *fingerprint, MemoryContext cxt);
+extern Jsonb *okno_insert_sql(int32 actor, const OknoBookingIn *in, text *key,
+							  const char *fingerprint, pg_uuid_t *event_id,
+							  MemoryContext cxt);
 
 /* insert.c */
+extern void okno_insert_init(void);
 extern bool okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 							   const char *fingerprint, pg_uuid_t *event_id,
 							   MemoryContext cxt, Jsonb **card);
-extern void okno_insert_xact_callback(XactEvent event);
 
 /* outbox.c */
 #define OKNO_EVENT_BOOKING_CREATED		"booking_created"
 #define OKNO_EVENT_BOOKING_CANCELLED	"booking_cancelled"
 #define OKNO_NOTIFY_CHANNEL				"okno_outbox"
+extern void okno_store_event(pg_uuid_t *id, const char *kind, Jsonb *payload);
 extern void okno_insert_event(const char *kind, Jsonb *payload);
 extern void okno_notify(void);
 extern void okno_new_event_id(pg_uuid_t *id);

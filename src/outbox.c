@@ -28,6 +28,7 @@
 #include "utils/uuid.h"
 
 #include "okno.h"
+#include "errors.h"
 #include "uuid7.h"
 
 static uuid7_state event_id_state;
@@ -52,22 +53,37 @@ okno_new_event_id(pg_uuid_t *id)
 }
 
 /*
- * Insert an event of this kind with this payload and queue the NOTIFY.
+ * Insert the event id of this kind with this payload, as a plain INSERT
+ * (the caller has refused INSTEAD rules on outbox); a trigger that keeps it
+ * from being stored is an error, never an event silently lost.  The caller
+ * is connected to SPI.
  */
 void
-okno_insert_event(const char *kind, Jsonb *payload)
+okno_store_event(pg_uuid_t *id, const char *kind, Jsonb *payload)
 {
-	pg_uuid_t  *id = palloc(sizeof(pg_uuid_t));
 	Datum		values[3];
 	int			rc;
 
-	okno_new_event_id(id);
 	values[0] = UUIDPGetDatum(id);
 	values[1] = PointerGetDatum(cstring_to_text(kind));
 	values[2] = JsonbPGetDatum(payload);
 	rc = SPI_execute_plan(okno_plan(&insert_event_plan), values, NULL, false, 0);
 	okno_check_spi(rc, SPI_OK_INSERT, "outbox insert");
+	if (SPI_processed != 1)
+		okno_error_not_stored(OKNO_REL_OUTBOX, "event");
+}
 
+/*
+ * Insert a new event of this kind with this payload and queue the NOTIFY.
+ */
+void
+okno_insert_event(const char *kind, Jsonb *payload)
+{
+	pg_uuid_t  *id = palloc(sizeof(pg_uuid_t));
+
+	okno_refuse_instead_rules(OKNO_REL_OUTBOX, "event");
+	okno_new_event_id(id);
+	okno_store_event(id, kind, payload);
 	okno_notify();
 }
 

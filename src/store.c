@@ -64,37 +64,28 @@ static OknoPlan check_references_plan = {
 };
 
 /*
- * The booking, its key and its event, in one statement: one executor run
- * instead of four.  The booking is inserted only if its actor and resource
- * exist, so a missing one never reaches the exclusion check (which would
- * report slot_busy before actor_missing); when nothing was inserted the
- * caller finds out which is missing.  The stored response (the card) is
- * built here from the new booking's id and returned as the very datum
- * stored.
+ * The booking, its key and its event, one plain INSERT each, as an
+ * application would write them, so that a rule or trigger on the tables
+ * acts as it would on those statements.  They need the privileges the
+ * direct path checks (insert.c): INSERT, and SELECT of the columns
+ * returned.
  */
 static OknoPlan insert_booking_plan = {
 	.sql =
-	"WITH booking AS ("
-	"  INSERT INTO %1$s.bookings (resource_id, actor_id, starts_at, ends_at)"
-	"  SELECT $1, $2, $3, $4"
-	"   WHERE EXISTS (SELECT FROM %1$s.actors WHERE id OPERATOR(pg_catalog.=) $2)"
-	"     AND EXISTS (SELECT FROM %1$s.resources WHERE id OPERATOR(pg_catalog.=) $1)"
-	"  RETURNING id),"
-	" idempotency AS ("
-	"  INSERT INTO %1$s.idempotency"
-	"  (actor_id, request_key, fingerprint, fingerprint_version, response_body)"
-	"  SELECT $2, $5, $6, $7, pg_catalog.jsonb_build_object("
-	"   'id', booking.id, 'resource_id', $1, 'actor_id', $2,"
-	"   'starts_at', $8, 'ends_at', $9, 'status', 'confirmed')"
-	"  FROM booking RETURNING response_body),"
-	" event AS ("
-	"  INSERT INTO %1$s.outbox (id, kind, payload)"
-	"  SELECT $10, $11, pg_catalog.jsonb_build_object('booking_id', booking.id)"
-	"  FROM booking)"
-	" SELECT response_body FROM idempotency",
-	.nargs = 11,
-	.argtypes = {INT4OID, INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, TEXTOID,
-				 INT2OID, TEXTOID, TEXTOID, UUIDOID, TEXTOID}
+	"INSERT INTO %1$s.bookings (resource_id, actor_id, starts_at, ends_at)"
+	" VALUES ($1, $2, $3, $4)"
+	" RETURNING id::pg_catalog.int8",
+	.nargs = 4,
+	.argtypes = {INT4OID, INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID}
+};
+
+static OknoPlan insert_key_plan = {
+	.sql =
+	"INSERT INTO %1$s.idempotency"
+	" (actor_id, request_key, fingerprint, fingerprint_version, response_body)"
+	" VALUES ($1, $2, $3, $4, $5) RETURNING response_body",
+	.nargs = 5,
+	.argtypes = {INT4OID, TEXTOID, TEXTOID, INT2OID, JSONBOID}
 };
 
 /*
@@ -112,73 +103,11 @@ typedef struct KeyLookupInfo
 	AttrNumber	fingerprint_attno;
 	AttrNumber	version_attno;
 	AttrNumber	response_attno;
-	List	   *rtable;			/* for ExecCheckRTPerms, in TopMemoryContext */
+	MemoryContext cxt;			/* holds rt */
+	OknoRangeTable rt;			/* the SELECT's */
 } KeyLookupInfo;
 
 static KeyLookupInfo key_lookup = {0};
-
-/*
- * A RangeTblEntry asking for perms on the columns given (attnums ending
- * with InvalidAttrNumber), as the parser builds it: for ExecCheckRTPerms.
- */
-RangeTblEntry *
-okno_perm_rte(Oid relid, AclMode perms, const AttrNumber *selected,
-			  const AttrNumber *inserted)
-{
-	RangeTblEntry *rte = makeNode(RangeTblEntry);
-
-	rte->rtekind = RTE_RELATION;
-	rte->relid = relid;
-	rte->relkind = RELKIND_RELATION;
-	rte->rellockmode = (perms & ACL_INSERT) ? RowExclusiveLock : AccessShareLock;
-	rte->inh = false;
-	rte->inFromCl = true;
-	rte->requiredPerms = perms;
-	rte->checkAsUser = InvalidOid;
-	for (; selected != NULL && *selected != InvalidAttrNumber; selected++)
-		rte->selectedCols = bms_add_member(rte->selectedCols,
-										   *selected - FirstLowInvalidHeapAttributeNumber);
-	for (; inserted != NULL && *inserted != InvalidAttrNumber; inserted++)
-		rte->insertedCols = bms_add_member(rte->insertedCols,
-										   *inserted - FirstLowInvalidHeapAttributeNumber);
-	return rte;
-}
-
-/*
- * The attribute number of a column of okno's relation, or InvalidAttrNumber
- * if it is missing (then the direct path is not used).
- */
-AttrNumber
-okno_attnum(Oid relid, const char *name)
-{
-	AttrNumber	attno = get_attnum(relid, name);
-
-	return attno > 0 ? attno : InvalidAttrNumber;
-}
-
-/*
- * Whether index is a valid btree on exactly the columns given, in order.
- */
-bool
-okno_index_is(Relation index, Oid relid, int natts, const AttrNumber *attnos)
-{
-	int			i;
-
-	if (index->rd_rel->relam != BTREE_AM_OID ||
-		index->rd_index->indrelid != relid ||
-		!index->rd_index->indisvalid ||
-		!index->rd_index->indisready ||
-		!index->rd_index->indislive ||
-		index->rd_index->indnatts != natts ||
-		index->rd_index->indnkeyatts != natts ||
-		RelationGetIndexExpressions(index) != NIL ||
-		RelationGetIndexPredicate(index) != NIL)
-		return false;
-	for (i = 0; i < natts; i++)
-		if (index->rd_index->indkey.values[i] != attnos[i])
-			return false;
-	return true;
-}
 
 static void
 key_lookup_prepare(void)
@@ -191,11 +120,13 @@ key_lookup_prepare(void)
 	if (k->generation == generation && generation != 0)
 		return;
 
-	if (k->rtable != NIL)
-	{
-		list_free_deep(k->rtable);
-		k->rtable = NIL;
-	}
+	if (k->cxt == NULL)
+		k->cxt = AllocSetContextCreate(TopMemoryContext, "okno key lookup",
+									   ALLOCSET_SMALL_SIZES);
+	else
+		MemoryContextReset(k->cxt);
+	k->rt.rtable = NIL;
+	k->rt.perminfos = NIL;
 	k->usable = false;
 	k->generation = generation;
 	k->relid = okno_relid(OKNO_REL_IDEMPOTENCY);
@@ -220,31 +151,10 @@ key_lookup_prepare(void)
 	selected[3] = k->actor_attno;
 	selected[4] = k->key_attno;
 	selected[5] = InvalidAttrNumber;
-	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
-	k->rtable = list_make1(okno_perm_rte(k->relid, ACL_SELECT, selected, NULL));
+	oldcxt = MemoryContextSwitchTo(k->cxt);
+	okno_rt_add(&k->rt, k->relid, ACL_SELECT, selected, NULL);
 	MemoryContextSwitchTo(oldcxt);
 	k->usable = true;
-}
-
-/*
- * Push, as the active snapshot, the one a SPI statement run with
- * read_only = false would run with: with snapshot = InvalidSnapshot, after
- * a CommandCounterIncrement, the transaction snapshot (a new one under READ
- * COMMITTED) with the current command id; otherwise the snapshot given,
- * as it is (SPI_execute_snapshot with read_only = true).  The caller pops
- * it.
- */
-void
-okno_push_statement_snapshot(Snapshot snapshot)
-{
-	if (snapshot != InvalidSnapshot)
-	{
-		PushActiveSnapshot(snapshot);
-		return;
-	}
-	PushActiveSnapshot(GetTransactionSnapshot());
-	CommandCounterIncrement();
-	UpdateActiveSnapshotCommandId();
 }
 
 /*
@@ -290,7 +200,7 @@ lookup_key_direct(int32 actor, text *key, Snapshot snapshot,
 		table_close(rel, NoLock);
 		return false;
 	}
-	(void) ExecCheckRTPerms(k->rtable, true);
+	okno_rt_check(&k->rt);
 
 	okno_push_statement_snapshot(snapshot);
 
@@ -395,8 +305,8 @@ okno_lookup_key(int32 actor, text *key, Snapshot snapshot,
 /*
  * actor_missing or resource_missing, in that order; returns if both exist.
  */
-void
-okno_check_references(int32 actor, int32 resource_id)
+static void
+check_references(int32 actor, int32 resource_id)
 {
 	Datum		values[2];
 	bool		isnull;
@@ -416,68 +326,63 @@ okno_check_references(int32 actor, int32 resource_id)
 }
 
 /*
- * Insert the booking, its key row and its booking_created event, queue the
- * NOTIFY, and return the stored response (the card), copied into cxt.
- * insert.c does it without the statement unless the statement could do
- * something different.
+ * The statements of a new booking, for when the direct path (insert.c)
+ * could behave differently from them: the actor and the resource must
+ * exist (actor_missing, then resource_missing, before slot_busy), then the
+ * booking, its key row and its booking_created event are inserted, one
+ * statement each.  Returns the stored response (the card), copied into cxt.
+ *
+ * Whatever rules and triggers the tables carry act as on those statements,
+ * with two exceptions that fail instead of committing a booking without its
+ * key or its event: an INSTEAD rule on INSERT (refused before anything is
+ * written), and a BEFORE trigger that keeps a row from being stored (the
+ * statement inserted none).
  */
 Jsonb *
-okno_insert_booking(int32 actor, const OknoBookingIn *in, text *key,
-					const char *fingerprint, MemoryContext cxt)
+okno_insert_sql(int32 actor, const OknoBookingIn *in, text *key,
+				const char *fingerprint, pg_uuid_t *event_id, MemoryContext cxt)
 {
-	Datum		values[11];
-	char		starts[RFC3339_UTC_MAXLEN + 1];
-	char		ends[RFC3339_UTC_MAXLEN + 1];
-	pg_uuid_t  *event_id = palloc(sizeof(pg_uuid_t));
+	Datum		values[5];
 	bool		isnull;
-	Datum		card;
+	int64		booking_id;
+	Datum		d;
 	Jsonb	   *result;
 	MemoryContext oldcxt;
 	int			rc;
 
-	okno_new_event_id(event_id);
-	if (okno_insert_direct(actor, in, key, fingerprint, event_id, cxt, &result))
-	{
-		okno_notify();
-		return result;
-	}
+	okno_refuse_instead_rules(OKNO_REL_BOOKINGS, "booking");
+	okno_refuse_instead_rules(OKNO_REL_IDEMPOTENCY, "idempotency key");
+	okno_refuse_instead_rules(OKNO_REL_OUTBOX, "event");
 
-	(void) rfc3339_format_utc(in->starts_us, starts);
-	(void) rfc3339_format_utc(in->ends_us, ends);
+	check_references(actor, in->resource_id);
 
 	values[0] = Int32GetDatum(in->resource_id);
 	values[1] = Int32GetDatum(actor);
 	values[2] = TimestampTzGetDatum(okno_unix_us_to_timestamptz(in->starts_us));
 	values[3] = TimestampTzGetDatum(okno_unix_us_to_timestamptz(in->ends_us));
-	values[4] = PointerGetDatum(key);
-	values[5] = PointerGetDatum(cstring_to_text(fingerprint));
-	values[6] = Int16GetDatum(OKNO_FINGERPRINT_VERSION);
-	values[7] = PointerGetDatum(cstring_to_text(starts));
-	values[8] = PointerGetDatum(cstring_to_text(ends));
-	values[9] = UUIDPGetDatum(event_id);
-	values[10] = PointerGetDatum(cstring_to_text(OKNO_EVENT_BOOKING_CREATED));
 	rc = SPI_execute_plan(okno_plan(&insert_booking_plan), values, NULL, false, 0);
-	okno_check_spi(rc, SPI_OK_SELECT, "booking insert");
-	if (SPI_processed == 0)
-	{
-		/* the actor or the resource is missing: say which, actor first */
-		okno_check_references(actor, in->resource_id);
-		/* both exist now: they were created after the insert's snapshot */
-		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("could not serialize access due to a concurrently created actor or resource"),
-				 errhint("Retry the transaction.")));
-	}
+	okno_check_spi(rc, SPI_OK_INSERT_RETURNING, "booking insert");
 	if (SPI_processed != 1)
-		elog(ERROR, "booking insert returned " UINT64_FORMAT " rows", SPI_processed);
+		okno_error_not_stored(OKNO_REL_BOOKINGS, "booking");
+	booking_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											 1, &isnull));
 
-	card = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	values[0] = Int32GetDatum(actor);
+	values[1] = PointerGetDatum(key);
+	values[2] = PointerGetDatum(cstring_to_text(fingerprint));
+	values[3] = Int16GetDatum(OKNO_FINGERPRINT_VERSION);
+	values[4] = JsonbPGetDatum(okno_booking_card(booking_id, actor, in, "confirmed"));
+	rc = SPI_execute_plan(okno_plan(&insert_key_plan), values, NULL, false, 0);
+	okno_check_spi(rc, SPI_OK_INSERT_RETURNING, "idempotency insert");
+	if (SPI_processed != 1)
+		okno_error_not_stored(OKNO_REL_IDEMPOTENCY, "idempotency key");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (isnull)
-		elog(ERROR, "booking insert returned a null response");
+		elog(ERROR, "idempotency insert returned a null response");
 	oldcxt = MemoryContextSwitchTo(cxt);
-	result = DatumGetJsonbPCopy(card);
+	result = DatumGetJsonbPCopy(d);
 	MemoryContextSwitchTo(oldcxt);
 
-	okno_notify();
+	okno_store_event(event_id, OKNO_EVENT_BOOKING_CREATED, okno_event_payload(booking_id));
 	return result;
 }

@@ -183,7 +183,7 @@ def drain_once() -> None:
 app = FastAPI(
     title="Okno bookings on okno",
     description="The course's booking service with its guarantees in PostgreSQL (okno).",
-    version="0.4.0",
+    version="0.4.1",
 )
 
 

@@ -1,8 +1,9 @@
 -- pgTAP: privileges after a trusted install.  A role that is not a
 -- superuser and has CREATE on the database and on a schema installs okno;
--- it then holds every privilege on okno's tables and sequences, with the
--- right to pass them on, while other roles hold none.  Runs in one
--- transaction and rolls back.
+-- it then may read and write okno's tables and use its sequences, with the
+-- right to pass that on, but holds neither TRIGGER nor REFERENCES (either
+-- would let it run code of its own as a superuser), while other roles hold
+-- nothing.  Runs in one transaction and rolls back.
 \set ON_ERROR_STOP 1
 \set QUIET 1
 \pset format unaligned
@@ -27,13 +28,13 @@ SELECT is((SELECT extowner::regrole::text FROM pg_extension WHERE extname = 'okn
           'the installing role owns the extension');
 
 SELECT table_privs_are('okno_trusted', t, 'regress_tap_owner',
-           ARRAY['DELETE', 'INSERT', 'REFERENCES', 'SELECT', 'TRIGGER', 'TRUNCATE', 'UPDATE'],
-           'the owner holds every privilege on ' || t)
+           ARRAY['DELETE', 'INSERT', 'SELECT', 'TRUNCATE', 'UPDATE'],
+           'the owner may read and write ' || t || ', and no more')
   FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon']) AS t;
 SELECT ok(bool_and(has_table_privilege('regress_tap_owner', format('okno_trusted.%I', t), p || ' WITH GRANT OPTION')),
-          'the owner may grant every privilege on ' || t)
+          'the owner may grant reading and writing ' || t)
   FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox']) AS t,
-       unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES', 'TRIGGER']) AS p
+       unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS p
  GROUP BY t;
 SELECT sequence_privs_are('okno_trusted', s, 'regress_tap_owner', ARRAY['SELECT', 'UPDATE', 'USAGE'],
            'the owner holds every privilege on ' || s)

@@ -1,11 +1,12 @@
 --
 -- direct: okno_create_booking reads and writes its tables without SPI
 -- statements (store.c, insert.c) unless the statements could do something
--- different.  The rows written directly are the statement's, and each
--- reason to fall back to the statements shows in a result only the
--- statements give: a user trigger that writes, row-level security that
--- hides rows, a default that is not a constant.  Everything runs in
--- transactions that are rolled back.
+-- different.  The rows written directly are the statement's, defaults of
+-- any kind are evaluated as the statement would, and each reason to fall
+-- back to the statements shows in a result only the statements give: a
+-- user trigger that writes, row-level security that hides rows.  (Rules,
+-- domains and triggers that keep a row: create_as_insert.)  Everything runs
+-- in transactions that are rolled back.
 --
 SELECT id AS actor FROM actors ORDER BY id LIMIT 1 \gset
 SELECT id AS room FROM resources ORDER BY id LIMIT 1 \gset
@@ -85,14 +86,14 @@ SELECT last_error FROM outbox WHERE payload ->> 'booking_id' =
 ROLLBACK;
 DROP FUNCTION okno_test.mark_event();
 
--- a default that is not a constant: the statement evaluates it
+-- a default that is not a constant: evaluated as the statement would
 BEGIN;
 ALTER TABLE outbox ALTER COLUMN last_error SET DEFAULT 'by ' || current_user;
 SELECT okno_create_booking(:actor, 'direct-7',
     okno_test.p(:room, 5)) ->> 'status' AS status;
 SELECT last_error = 'by ' || current_user AS default_evaluated FROM outbox WHERE payload ->> 'booking_id' =
     (SELECT id::text FROM bookings WHERE starts_at = '2031-01-05T10:00:00Z');
--- a constant one the direct path stores itself
+-- and a constant one
 ALTER TABLE outbox ALTER COLUMN last_error SET DEFAULT 'constant ' || 'default';
 SELECT okno_create_booking(:actor, 'direct-8',
     okno_test.p(:room, 6)) ->> 'status' AS status;

@@ -101,8 +101,8 @@ SELECT :'direct_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
 SELECT okno_create_booking(1, 'd-1', '{"resource_id":1,"starts_at":"2026-12-01T10:00:00Z","ends_at":"2026-12-01T11:00:00Z"}') ->> 'id' AS replayed_id;
 SELECT * FROM okno_verify();
 
--- 0.3.0 with data, to 0.4.0 (the drain hint): same as a fresh install, and
--- the first drain after the update writes the hint
+-- 0.3.0 with data, to 0.4.0 (the drain hint) and on: same as a fresh
+-- install, and the first drain after the update writes the hint
 \c regress_okno_v030
 SET client_min_messages = warning;
 CREATE EXTENSION okno VERSION '0.3.0' CASCADE;
@@ -113,9 +113,11 @@ SELECT okno_create_booking(1, 'v3-' || i, format('{"resource_id":1,"starts_at":"
 -- the new library with 0.3.0's objects: no hint to read or write
 SELECT payload FROM okno_drain(1);
 ALTER EXTENSION okno UPDATE TO '0.4.0';
+SELECT pg_sequence_last_value('okno_drain_hint') IS NULL AS no_hint_yet;
+-- and on to the current version (0.4.1: the owner's privileges)
+ALTER EXTENSION okno UPDATE;
 :describe \gset v030_
 SELECT :'v030_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
-SELECT pg_sequence_last_value('okno_drain_hint') IS NULL AS no_hint_yet;
 \c regress_okno_v030
 SELECT payload FROM okno_drain(1);
 SELECT pg_sequence_last_value('okno_drain_hint') IS NOT NULL AS hint_written;
