@@ -28,6 +28,7 @@ OBJS = \
 	src/uuid7.o \
 	src/outbox.o \
 	src/create.o \
+	src/handout.o \
 	src/drain.o \
 	src/failure.o \
 	src/booking.o \
@@ -37,7 +38,7 @@ DATA         = $(wildcard sql/okno--*.sql)
 
 # pg_regress: inputs in test/sql, expected output in expected/
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
-               drain drain_hint drain_batch failures cancel purge status verify \
+               drain drain_hint drain_batch drain_read failures cancel purge status verify \
                error_catalogue shadowing roles direct create_as_insert \
                other_schema trusted upgrade
 REGRESS_OPTS = --inputdir=test

@@ -318,7 +318,7 @@ hint_lower_bound(pg_uuid_t *lower)
  * that finds nothing) from the start.
  */
 static void
-drain_due(FunctionCallInfo fcinfo, int32 max_events, int ncols)
+drain_due(FunctionCallInfo fcinfo, const char *fname, int32 max_events, int ncols)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	pg_uuid_t	start;
@@ -346,11 +346,15 @@ drain_due(FunctionCallInfo fcinfo, int32 max_events, int ncols)
 	if (n == 0)
 	{
 		memset(&start, 0, sizeof(start));	/* the nil UUID: below every id */
-		if (run_drain(rsinfo, &drain_plan, max_events, &start, ncols, &first) > 0)
+		n = run_drain(rsinfo, &drain_plan, max_events, &start, ncols, &first);
+		if (n > 0)
 			hint_write(&first);
 		drain_last_full_scan = now;
 	}
 	okno_spi_finish();
+
+	/* a cursor must read them all, or its transaction rolls back */
+	okno_handout_watch(fcinfo, fname, n);
 }
 
 /*
@@ -362,13 +366,15 @@ okno_drain_once(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	pg_uuid_t	unused;
+	uint64		n;
 
 	PreventCommandIfReadOnly("okno_drain_once()");
 	InitMaterializedSRF(fcinfo, 0);
 	memset(&unused, 0, sizeof(unused));
 	okno_spi_connect();
-	(void) run_drain(rsinfo, &drain_one_0_1_plan, 1, &unused, 3, NULL);
+	n = run_drain(rsinfo, &drain_one_0_1_plan, 1, &unused, 3, NULL);
 	okno_spi_finish();
+	okno_handout_watch(fcinfo, "okno_drain_once()", n);
 	return (Datum) 0;
 }
 
@@ -380,7 +386,7 @@ Datum
 okno_drain_once_0_2(PG_FUNCTION_ARGS)
 {
 	PreventCommandIfReadOnly("okno_drain_once()");
-	drain_due(fcinfo, 1, 3);
+	drain_due(fcinfo, "okno_drain_once()", 1, 3);
 	return (Datum) 0;
 }
 
@@ -406,6 +412,6 @@ okno_drain(PG_FUNCTION_ARGS)
 				 errdetail("The value given was %d.", max_events)));
 
 	PreventCommandIfReadOnly("okno_drain()");
-	drain_due(fcinfo, max_events, 4);
+	drain_due(fcinfo, "okno_drain()", max_events, 4);
 	return (Datum) 0;
 }

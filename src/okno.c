@@ -141,6 +141,7 @@ _PG_init(void)
 	MarkGUCPrefixReserved("okno");
 
 	okno_drain_init();
+	okno_handout_init();
 	okno_insert_init();
 	CacheRegisterRelcacheCallback(okno_relcache_callback, (Datum) 0);
 	CacheRegisterSyscacheCallback(NAMESPACEOID, okno_namespace_callback, (Datum) 0);

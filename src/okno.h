@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "fmgr.h"
 #include "nodes/execnodes.h"
 #include "executor/spi.h"
 #include "nodes/parsenodes.h"
@@ -79,6 +80,10 @@ extern SPIPlanPtr okno_plan(OknoPlan *p);
 extern void okno_spi_connect(void);
 extern void okno_spi_finish(void);
 extern void okno_check_spi(int rc, int expected, const char *what);
+
+/* handout.c */
+extern void okno_handout_init(void);
+extern void okno_handout_watch(FunctionCallInfo fcinfo, const char *fname, uint64 rows);
 
 /* drain.c */
 extern void okno_drain_init(void);
