@@ -38,7 +38,7 @@ DATA         = $(wildcard sql/okno--*.sql)
 
 # pg_regress: inputs in test/sql, expected output in expected/
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
-               drain drain_hint drain_batch drain_read failures cancel purge status verify \
+               drain drain_hint drain_batch drain_read failures cancel purge status verify prepared \
                error_catalogue shadowing roles direct create_as_insert \
                other_schema trusted upgrade
 REGRESS_OPTS = --inputdir=test

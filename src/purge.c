@@ -119,7 +119,6 @@ static TimestampTz
 cutoff(FunctionCallInfo fcinfo, int argno, const char *name)
 {
 	Interval   *age;
-	Interval	zero;
 
 	if (PG_ARGISNULL(argno))
 		ereport(ERROR,
@@ -127,12 +126,21 @@ cutoff(FunctionCallInfo fcinfo, int argno, const char *name)
 				 errmsg("%s must not be null", name),
 				 errhint("Pass an age such as '30 days'.")));
 	age = PG_GETARG_INTERVAL_P(argno);
-	memset(&zero, 0, sizeof(zero));
-	if (DatumGetBool(DirectFunctionCall2(interval_lt, IntervalPGetDatum(age),
-										 IntervalPGetDatum(&zero))))
+
+	/*
+	 * Every field on its own: '-1 month +30 days' compares as zero, yet
+	 * subtracted from a date in a 31-day month it reaches a day into the
+	 * future ('-1 month +31 days', two), and the purge would delete keys
+	 * created minutes ago.
+	 */
+	if (age->month < 0 || age->day < 0 || age->time < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be negative", name)));
+				 errmsg("%s must not be negative", name),
+				 errdetail("Each of its months, days and time must be zero or more; the interval given was %s.",
+						   DatumGetCString(DirectFunctionCall1(interval_out,
+															   IntervalPGetDatum(age)))),
+				 errhint("Pass an age such as '30 days'.")));
 
 	/*
 	 * An age reaching back past the first representable timestamp (4713 BC)

@@ -274,7 +274,12 @@ class RetriesExhausted(Exception):
 
 
 def create_once(conn: psycopg.Connection, actor: int, key: str, body: str):
-    """One transaction: the booking, its key and its outbox event, or nothing."""
+    """One transaction: the booking, its key and its outbox event, or nothing.
+
+    The function is called in FROM: "SELECT (okno_create_booking_result(...)).*"
+    would call it once per column, book with the first call, replay with the
+    second and report a fresh booking as replayed.
+    """
     with conn.transaction():
         row = conn.execute(
             "SELECT card, replayed FROM okno_create_booking_result(%s, %s, %s::jsonb)",

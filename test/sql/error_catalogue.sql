@@ -28,6 +28,16 @@ SELECT replayed, card - 'id' AS card
   FROM okno_create_booking_result(1, 'e-6', okno_test.payload(1, '2028-01-02T10:00:00+01:00', '2028-01-02T11:00:00+01:00'));
 SELECT replayed, card = okno_create_booking(1, 'e-6', okno_test.payload(1, '2028-01-02T09:00:00Z', '2028-01-02T10:00:00Z')) AS same_card
   FROM okno_create_booking_result(1, 'e-6', okno_test.payload(1, '2028-01-02T09:00:00Z', '2028-01-02T10:00:00Z'));
+-- call it in FROM: (f(...)).* calls f once per column (PostgreSQL expands
+-- it so), and the second call replays what the first created
+BEGIN;
+SELECT replayed FROM okno_create_booking_result(1, 'e-8', okno_test.payload(3, '2028-01-03T09:00:00Z', '2028-01-03T10:00:00Z'));
+SELECT (okno_create_booking_result(1, 'e-9', okno_test.payload(3, '2028-01-04T09:00:00Z', '2028-01-04T10:00:00Z'))).replayed AS replayed_by_star;
+ROLLBACK;
+BEGIN;
+SELECT card ->> 'status' AS status, replayed
+  FROM (SELECT (okno_create_booking_result(1, 'e-9', okno_test.payload(3, '2028-01-04T09:00:00Z', '2028-01-04T10:00:00Z'))).*) AS r;
+ROLLBACK;
 -- its errors are okno_create_booking's
 SELECT okno_test.err($$SELECT * FROM okno_create_booking_result(1, 'e-6', okno_test.payload(2, '2028-01-02T09:00:00Z', '2028-01-02T10:00:00Z'))$$);
 SELECT okno_test.err($$SELECT * FROM okno_create_booking_result(NULL, NULL, NULL)$$);

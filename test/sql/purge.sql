@@ -7,6 +7,14 @@ SELECT okno_test.err($$SELECT * FROM okno_purge('1 day', NULL)$$);
 SELECT okno_test.err($$SELECT * FROM okno_purge('-1 day', '1 day')$$);
 SELECT okno_test.err($$SELECT * FROM okno_purge('1 day', '-1 second')$$);
 SELECT okno_test.err($$SELECT * FROM okno_purge('178000000 years', '1 mon -31 days')$$);
+-- any negative field is refused, whatever the interval compares as: these
+-- compare as zero, or as a day, depending on the month ('-1 month +31 days'
+-- deleted keys minutes old when subtracted in a 31-day month)
+SELECT okno_test.err($$SELECT * FROM okno_purge('-1 month +30 days', '1 day')$$);
+SELECT okno_test.err($$SELECT * FROM okno_purge('-1 month +31 days', '1 day')$$);
+SELECT okno_test.err($$SELECT * FROM okno_purge('1 day', '1 day -1 hour')$$);
+SELECT okno_test.err($$SELECT * FROM okno_purge('1 year -1 day', '1 day')$$);
+SELECT okno_test.err($$SELECT * FROM okno_purge('1 day', '-0.5 seconds')$$);
 -- an age reaching back past 4713 BC (the first timestamp) deletes nothing
 SELECT * FROM okno_purge('178000000 years', '300000 years');
 SELECT * FROM okno_purge('6000 years', '100000000 hours');
