@@ -17,6 +17,7 @@
 #include "postgres.h"
 
 #include "okno.h"
+#include "compat.h"
 
 #define ERRCODE_OKNO_INVALID_KEY		MAKE_SQLSTATE('O','K','B','0','1')
 #define ERRCODE_OKNO_INVALID_PAYLOAD	MAKE_SQLSTATE('O','K','B','0','2')
@@ -30,16 +31,16 @@
 /* The constraint whose violation is slot_busy; set on the error. */
 #define OKNO_OVERLAP_CONSTRAINT "bookings_no_overlap"
 
-extern void okno_error_invalid_key(const char *detail) pg_attribute_noreturn();
-extern void okno_error_invalid_payload(const char *detail) pg_attribute_noreturn();
-extern void okno_error_resource_missing(int32 resource_id) pg_attribute_noreturn();
-extern void okno_error_key_reused(int32 actor, const char *key) pg_attribute_noreturn();
-extern void okno_error_slot_busy(int32 resource_id, const char *schema) pg_attribute_noreturn();
-extern void okno_error_actor_missing(int32 actor, bool isnull) pg_attribute_noreturn();
-extern void okno_error_booking_missing(int64 booking_id, bool isnull) pg_attribute_noreturn();
-extern void okno_error_event_missing(const char *event_id) pg_attribute_noreturn();
-extern void okno_error_concurrent_request(int32 actor, const char *key) pg_attribute_noreturn();
-extern void okno_error_not_stored(OknoRel rel, const char *what) pg_attribute_noreturn();
-extern void okno_error_instead_rule(OknoRel rel, const char *what) pg_attribute_noreturn();
+pg_noreturn extern void okno_error_invalid_key(const char *detail);
+pg_noreturn extern void okno_error_invalid_payload(const char *detail);
+pg_noreturn extern void okno_error_resource_missing(int32 resource_id);
+pg_noreturn extern void okno_error_key_reused(int32 actor, const char *key);
+pg_noreturn extern void okno_error_slot_busy(int32 resource_id, const char *schema);
+pg_noreturn extern void okno_error_actor_missing(int32 actor, bool isnull);
+pg_noreturn extern void okno_error_booking_missing(int64 booking_id, bool isnull);
+pg_noreturn extern void okno_error_event_missing(const char *event_id);
+pg_noreturn extern void okno_error_concurrent_request(int32 actor, const char *key);
+pg_noreturn extern void okno_error_not_stored(OknoRel rel, const char *what);
+pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
 
 #endif							/* OKNO_ERRORS_H */

@@ -69,6 +69,7 @@
 #include "utils/timestamp.h"
 
 #include "okno.h"
+#include "compat.h"
 #include "errors.h"
 
 /* The range table of the statement, in this order (range table indexes). */
@@ -485,7 +486,7 @@ open_result_rel(EState *estate, int rti)
 	ExecInitResultRelation(estate, rri, rti);
 	ExecOpenIndices(rri, false);
 	if (xcache->checks[t] != NULL)
-		rri->ri_ConstraintExprs = xcache->checks[t];
+		OKNO_RRI_CHECK_EXPRS(rri) = xcache->checks[t];
 	for (i = 0; i < rri->ri_NumIndices && i < xcache->nindexes[t]; i++)
 	{
 		IndexInfo  *ii = rri->ri_IndexRelationInfo[i];
@@ -550,7 +551,7 @@ probe(Relation heap, Relation index, int32 value, Snapshot snapshot)
 
 	ScanKeyInit(&skey, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(value));
 	skey.sk_collation = index->rd_indcollation[0];
-	scan = index_beginscan(heap, index, snapshot, 1, 0);
+	scan = okno_index_beginscan(heap, index, snapshot, 1);
 	index_rescan(scan, &skey, 1, NULL, 0);
 	found = index_getnext_slot(scan, ForwardScanDirection, slot);
 	index_endscan(scan);

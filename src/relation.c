@@ -6,9 +6,9 @@
  *	  privilege check, its snapshot, and checks of okno's columns and keys.
  *
  * This file is a leaf: it calls PostgreSQL and nothing of okno's but the
- * cached OIDs.  Where PostgreSQL's API differs between major versions
- * (permission checks moved from RangeTblEntry to RTEPermissionInfo in 16)
- * the difference stays here.
+ * cached OIDs (and the error it raises).  Where PostgreSQL's API differs
+ * between major versions (permission checks moved from RangeTblEntry to
+ * RTEPermissionInfo in 16) it goes through compat.h.
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -16,6 +16,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/sysattr.h"
 #include "access/table.h"
 #include "catalog/pg_am.h"
@@ -24,9 +25,6 @@
 #include "nodes/bitmapset.h"
 #include "nodes/makefuncs.h"
 #include "nodes/parsenodes.h"
-#if PG_VERSION_NUM >= 160000
-#include "parser/parse_relation.h"
-#endif
 #include "rewrite/prs2lock.h"
 #include "rewrite/rewriteDefine.h"
 #include "utils/lsyscache.h"
@@ -34,6 +32,7 @@
 #include "utils/snapmgr.h"
 
 #include "okno.h"
+#include "compat.h"
 #include "errors.h"
 
 static Bitmapset *
@@ -57,9 +56,6 @@ okno_rt_add(OknoRangeTable *rt, Oid relid, AclMode perms,
 			const AttrNumber *selected, const AttrNumber *inserted)
 {
 	RangeTblEntry *rte = makeNode(RangeTblEntry);
-#if PG_VERSION_NUM >= 160000
-	RTEPermissionInfo *perminfo;
-#endif
 
 	rte->rtekind = RTE_RELATION;
 	rte->relid = relid;
@@ -67,18 +63,8 @@ okno_rt_add(OknoRangeTable *rt, Oid relid, AclMode perms,
 	rte->rellockmode = (perms & ACL_INSERT) ? RowExclusiveLock : AccessShareLock;
 	rte->inh = false;
 	rte->inFromCl = true;
-#if PG_VERSION_NUM >= 160000
-	perminfo = addRTEPermissionInfo(&rt->perminfos, rte);
-	perminfo->requiredPerms = perms;
-	perminfo->checkAsUser = InvalidOid;
-	perminfo->selectedCols = column_set(selected);
-	perminfo->insertedCols = column_set(inserted);
-#else
-	rte->requiredPerms = perms;
-	rte->checkAsUser = InvalidOid;
-	rte->selectedCols = column_set(selected);
-	rte->insertedCols = column_set(inserted);
-#endif
+	okno_set_rte_perms(rte, &rt->perminfos, perms,
+					   column_set(selected), column_set(inserted));
 	rt->rtable = lappend(rt->rtable, rte);
 }
 
@@ -89,11 +75,7 @@ okno_rt_add(OknoRangeTable *rt, Oid relid, AclMode perms,
 void
 okno_rt_check(const OknoRangeTable *rt)
 {
-#if PG_VERSION_NUM >= 160000
-	(void) ExecCheckPermissions(rt->rtable, rt->perminfos, true);
-#else
-	(void) ExecCheckRTPerms(rt->rtable, true);
-#endif
+	okno_check_perms(rt->rtable, rt->perminfos);
 }
 
 /*
@@ -102,14 +84,7 @@ okno_rt_check(const OknoRangeTable *rt)
 void
 okno_rt_init_estate(EState *estate, const OknoRangeTable *rt)
 {
-#if PG_VERSION_NUM >= 180000
-	ExecInitRangeTable(estate, rt->rtable, rt->perminfos,
-					   bms_add_range(NULL, 1, list_length(rt->rtable)));
-#elif PG_VERSION_NUM >= 160000
-	ExecInitRangeTable(estate, rt->rtable, rt->perminfos);
-#else
-	ExecInitRangeTable(estate, rt->rtable);
-#endif
+	okno_init_range_table(estate, rt->rtable, rt->perminfos);
 }
 
 /*

@@ -42,6 +42,7 @@
 #include "utils/uuid.h"
 
 #include "okno.h"
+#include "compat.h"
 #include "rfc3339.h"
 #include "errors.h"
 
@@ -212,7 +213,7 @@ lookup_key_direct(int32 actor, text *key, Snapshot snapshot,
 	skey[1].sk_collation = index->rd_indcollation[1];
 
 	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, index, GetActiveSnapshot(), 2, 0);
+	scan = okno_index_beginscan(rel, index, GetActiveSnapshot(), 2);
 	index_rescan(scan, skey, 2, NULL, 0);
 
 	out->found = index_getnext_slot(scan, ForwardScanDirection, slot);

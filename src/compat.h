@@ -1,0 +1,103 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *	  Every difference between the PostgreSQL versions okno builds against
+ *	  (15, 16, 17, 18), in one place.
+ *
+ * Each entry is spelled the newest way, and mapped here for the older
+ * versions.  Nothing else in okno tests PG_VERSION_NUM.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef OKNO_COMPAT_H
+#define OKNO_COMPAT_H
+
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "executor/executor.h"
+#include "nodes/bitmapset.h"
+#include "nodes/execnodes.h"
+#include "nodes/parsenodes.h"
+#if PG_VERSION_NUM >= 160000
+#include "parser/parse_relation.h"
+#endif
+
+/* 18 spells "does not return" as a prefix and dropped the suffix */
+#ifndef pg_noreturn
+#define pg_noreturn pg_attribute_noreturn()
+#endif
+
+/* 18 renamed the prepared CHECK constraints of a result relation */
+#if PG_VERSION_NUM >= 180000
+#define OKNO_RRI_CHECK_EXPRS(rri) ((rri)->ri_CheckConstraintExprs)
+#else
+#define OKNO_RRI_CHECK_EXPRS(rri) ((rri)->ri_ConstraintExprs)
+#endif
+
+/*
+ * 16 moved a range table entry's permissions to RTEPermissionInfo, checked
+ * by ExecCheckPermissions; before, they were the entry's own, checked by
+ * ExecCheckRTPerms.  Set them on rte (and, from 16, on a new entry of
+ * *perminfos).
+ */
+static inline void
+okno_set_rte_perms(RangeTblEntry *rte, List **perminfos, AclMode perms,
+				   Bitmapset *selected, Bitmapset *inserted)
+{
+#if PG_VERSION_NUM >= 160000
+	RTEPermissionInfo *perminfo = addRTEPermissionInfo(perminfos, rte);
+
+	perminfo->requiredPerms = perms;
+	perminfo->checkAsUser = InvalidOid;
+	perminfo->selectedCols = selected;
+	perminfo->insertedCols = inserted;
+#else
+	(void) perminfos;
+	rte->requiredPerms = perms;
+	rte->checkAsUser = InvalidOid;
+	rte->selectedCols = selected;
+	rte->insertedCols = inserted;
+#endif
+}
+
+static inline void
+okno_check_perms(List *rtable, List *perminfos)
+{
+#if PG_VERSION_NUM >= 160000
+	(void) ExecCheckPermissions(rtable, perminfos, true);
+#else
+	(void) perminfos;
+	(void) ExecCheckRTPerms(rtable, true);
+#endif
+}
+
+/* 16 added the permissions, 18 the entries left after pruning (all here) */
+static inline void
+okno_init_range_table(EState *estate, List *rtable, List *perminfos)
+{
+#if PG_VERSION_NUM >= 180000
+	ExecInitRangeTable(estate, rtable, perminfos,
+					   bms_add_range(NULL, 1, list_length(rtable)));
+#elif PG_VERSION_NUM >= 160000
+	ExecInitRangeTable(estate, rtable, perminfos);
+#else
+	(void) perminfos;
+	ExecInitRangeTable(estate, rtable);
+#endif
+}
+
+/* 18 added an instrumentation argument */
+static inline IndexScanDesc
+okno_index_beginscan(Relation heap, Relation index, Snapshot snapshot, int nkeys)
+{
+#if PG_VERSION_NUM >= 180000
+	return index_beginscan(heap, index, snapshot, NULL, nkeys, 0);
+#else
+	return index_beginscan(heap, index, snapshot, nkeys, 0);
+#endif
+}
+
+#endif							/* OKNO_COMPAT_H */
