@@ -7,13 +7,18 @@
  * and loops: BEGIN; SELECT * FROM okno_drain(batch); hand each event to
  * the recipient in turn; COMMIT.  The recipient is standard output (one
  * JSON line per event, written before the commit) or a command run once
- * per event (--exec).  A failed delivery is recorded with
- * okno_record_failure() in the same transaction, so the rest of the batch
- * still commits as delivered and the failed event comes back after okno's
- * backoff.  Between batches the relay waits for NOTIFY okno_outbox (sent
- * when okno.notify is on), for the retry time of an event it saw fail, or
- * for a while: 10 ms after a drain that found events, twice as long after
- * each drain that found none, --poll seconds at the most.
+ * per event (--exec).  A command may run for up to --exec-timeout, and
+ * the events of an open delivery transaction stay locked, so with --exec
+ * each event has a transaction of its own (okno_drain(1)) and --batch only
+ * caps how many of those the relay runs in a row: a hanging command holds
+ * only its own event, and other relays deliver the ones behind it
+ * meanwhile.  A failed delivery is recorded with okno_record_failure() in
+ * the delivery transaction, so the rest of a batch still commits as
+ * delivered and the failed event comes back after okno's backoff.  Between
+ * batches the relay waits for NOTIFY okno_outbox (sent when okno.notify is
+ * on), for the retry time of an event it saw fail, or for a while: 10 ms
+ * after a drain that found events, twice as long after each drain that
+ * found none, --poll seconds at the most.
  *
  * Delivery is at least once: whatever the recipient got before a commit
  * that did not happen (a crash, a lost connection) is handed out again.
@@ -130,7 +135,7 @@ static RelayOptions opts = {
 };
 
 static PGconn *conn = NULL;
-static char *sql_drain = NULL;
+static char *sql_drain = NULL;	/* BEGIN and the drain, one round trip */
 static char *sql_record_failure = NULL;
 static char *sql_release = NULL;
 
@@ -192,7 +197,11 @@ static DeliveryOutcome deliver_exec(const RelayEvent *ev, const LineBuffer *line
 static SqlStatus record_failure(const RelayEvent *ev, const char *why);
 static SqlStatus release_events(PGresult *drain, int from, int to);
 static SqlStatus abandon_transaction(SqlStatus st);
+static SqlStatus begin_and_drain(PGresult **drain);
+static SqlStatus commit_transaction(void);
+static SqlStatus deliver_event(PGresult *drain, int i, bool *not_tried);
 static SqlStatus run_batch(int *drained);
+static SqlStatus run_exec_round(int *drained);
 static void progress_report(bool final);
 
 /*
@@ -211,7 +220,9 @@ usage(void)
 		   "  -d, --dbname=CONNINFO      database name or connection string (default: libpq's\n"
 		   "                             environment, PGHOST, PGDATABASE ...)\n"
 		   "  -s, --schema=NAME          okno's schema (default: looked up in pg_extension)\n"
-		   "  -b, --batch=N              events per delivery transaction, 1..%d (default %d)\n"
+		   "  -b, --batch=N              events per delivery transaction, 1..%d (default %d);\n"
+		   "                             with --exec every event has a transaction of its own\n"
+		   "                             and N only caps how many the relay takes in a row\n"
 		   "  -e, --exec=COMMAND         run COMMAND with /bin/sh -c once per event, the event's\n"
 		   "                             JSON line on its stdin and OKNO_EVENT_ID, OKNO_EVENT_KIND\n"
 		   "                             in its environment; exit status 0 means delivered\n"
@@ -227,9 +238,12 @@ usage(void)
 		   "\n"
 		   "Each event is one JSON line: {\"event_id\":...,\"kind\":...,\"payload\":{...},\"attempts\":N}.\n"
 		   "A failed --exec delivery is recorded with okno_record_failure() and retried after\n"
-		   "okno's backoff.  SIGINT or SIGTERM: the event in hand is finished, the rest of the\n"
-		   "batch is handed back with okno_release(), the batch commits, the relay exits 0.\n"
-		   "A lost connection is logged and re-established with backoff.\n"
+		   "okno's backoff.  With --exec each event commits on its own, so that a command that\n"
+		   "hangs keeps only its own event locked: the events behind it are not taken, and\n"
+		   "other relays deliver them meanwhile.  SIGINT or SIGTERM: the event in hand is\n"
+		   "finished and committed (on stdout the rest of the batch is handed back with\n"
+		   "okno_release()), and the relay exits 0.  A lost connection is logged and\n"
+		   "re-established with backoff.\n"
 		   "\n"
 		   "Exit status:\n"
 		   "  0  done (--once), or stopped by SIGINT or SIGTERM\n"
@@ -807,8 +821,8 @@ setup_session(void)
 	len = strlen(quoted) + 200;
 	sql_drain = relay_malloc(len);
 	snprintf(sql_drain, len,
-			 "SELECT event_id, kind, payload, attempts FROM %s.okno_drain($1::pg_catalog.int4)",
-			 quoted);
+			 "BEGIN; SELECT event_id, kind, payload, attempts FROM %s.okno_drain(%d)",
+			 quoted, opts.exec_command != NULL ? 1 : opts.batch);
 	len = strlen(quoted) + 300;
 	sql_record_failure = relay_malloc(len);
 	snprintf(sql_record_failure, len,
@@ -1380,98 +1394,151 @@ abandon_transaction(SqlStatus st)
 }
 
 /*
- * One delivery transaction.  *drained is how many events okno_drain()
- * handed out.
+ * BEGIN; okno_drain(n), in one round trip: n is --batch on stdout and 1
+ * with --exec.  On SQL_OK the delivery transaction is open and *drain
+ * holds its events; otherwise no transaction is open.
+ */
+static SqlStatus
+begin_and_drain(PGresult **drain)
+{
+	PGresult   *res;
+	SqlStatus	st;
+
+	/*
+	 * PQexec returns the last statement's result, or the error that ended
+	 * the string; the transaction that BEGIN opened stays open after it.
+	 * After an error in either statement a ROLLBACK is right (outside a
+	 * transaction it only warns).
+	 */
+	*drain = NULL;
+	res = PQexec(conn, sql_drain);
+	if ((st = check_result(res, PGRES_TUPLES_OK, "okno_drain")) != SQL_OK)
+		return abandon_transaction(st);
+	if (PQnfields(res) != 4)
+	{
+		int			nfields = PQnfields(res);
+
+		PQclear(res);
+		relay_fatal(EXIT_SERVER, "okno_drain returned %d columns, 4 expected", nfields);
+	}
+	*drain = res;
+	return SQL_OK;
+}
+
+/* COMMIT the delivery transaction */
+static SqlStatus
+commit_transaction(void)
+{
+	PGresult   *res;
+	SqlStatus	st;
+
+	res = PQexec(conn, "COMMIT");
+	if ((st = check_result(res, PGRES_COMMAND_OK, "COMMIT")) != SQL_OK)
+		return st;
+	if (strcmp(PQcmdStatus(res), "COMMIT") != 0)
+	{
+		relay_log("the delivery transaction did not commit (%s)", PQcmdStatus(res));
+		PQclear(res);
+		return SQL_RETRY;
+	}
+	PQclear(res);
+	return SQL_OK;
+}
+
+/*
+ * Hand event i of the drain to the recipient and settle the outcome in the
+ * open delivery transaction: a delivery is counted, a failure recorded
+ * with okno_record_failure().  *not_tried is set when the relay could not
+ * hand the event over at all (the caller releases it).  A write error on
+ * standard output rolls the transaction back and ends the relay (exit 4).
+ */
+static SqlStatus
+deliver_event(PGresult *drain, int i, bool *not_tried)
+{
+	static LineBuffer line = {NULL, 0, 0};
+	RelayEvent	ev;
+	DeliveryOutcome outcome;
+	PGresult   *res;
+	SqlStatus	st;
+	char		why[512];
+
+	*not_tried = false;
+	if (PQgetisnull(drain, i, 0))
+	{
+		PQclear(drain);
+		relay_fatal(EXIT_SERVER, "okno_drain returned an event without an id");
+	}
+	ev.id = PQgetvalue(drain, i, 0);
+	ev.kind = PQgetisnull(drain, i, 1) ? NULL : PQgetvalue(drain, i, 1);
+	ev.payload = PQgetisnull(drain, i, 2) ? NULL : PQgetvalue(drain, i, 2);
+	ev.attempts = PQgetisnull(drain, i, 3) ? NULL : PQgetvalue(drain, i, 3);
+	build_line(&line, &ev);
+
+	why[0] = '\0';
+	if (opts.exec_command != NULL)
+		outcome = deliver_exec(&ev, &line, why, sizeof(why));
+	else
+		outcome = deliver_stdout(&line, why, sizeof(why));
+
+	switch (outcome)
+	{
+		case DELIVERY_OK:
+			n_delivered++;
+			break;
+		case DELIVERY_FAILED:
+			if ((st = record_failure(&ev, why)) != SQL_OK)
+				return st;
+			n_failed++;
+			break;
+		case DELIVERY_NOT_TRIED:
+			relay_log("event %s not handed over: %s", ev.id, why);
+			*not_tried = true;
+			break;
+		case DELIVERY_OUTPUT_ERROR:
+
+			/*
+			 * The lines of this batch may be lost with the reader: undo it.
+			 * Should the ROLLBACK fail, closing the connection (relay_fatal)
+			 * rolls back all the same.
+			 */
+			PQclear(drain);
+			res = PQexec(conn, "ROLLBACK");
+			if (PQresultStatus(res) != PGRES_COMMAND_OK)
+				relay_log("ROLLBACK failed: %s", one_line(PQerrorMessage(conn)));
+			PQclear(res);
+			relay_fatal(EXIT_OUTPUT, "%s", why);
+	}
+	return SQL_OK;
+}
+
+/*
+ * Standard output: one delivery transaction of up to --batch events; a
+ * stop signal hands the events not yet written back.  *drained is how many
+ * events okno_drain() handed out.
  */
 static SqlStatus
 run_batch(int *drained)
 {
-	static LineBuffer line = {NULL, 0, 0};
-	PGresult   *res;
 	PGresult   *drain;
 	SqlStatus	st;
-	const char *params[1];
-	char		batch[16];
-	char		why[512];
 	bool		not_tried = false;
 	int			n;
 	int			i;
 
 	*drained = 0;
-	res = PQexec(conn, "BEGIN");
-	if ((st = check_result(res, PGRES_COMMAND_OK, "BEGIN")) != SQL_OK)
+	if ((st = begin_and_drain(&drain)) != SQL_OK)
 		return st;
-	PQclear(res);
-
-	snprintf(batch, sizeof(batch), "%d", opts.batch);
-	params[0] = batch;
-	drain = PQexecParams(conn, sql_drain, 1, NULL, params, NULL, NULL, 0);
-	if ((st = check_result(drain, PGRES_TUPLES_OK, "okno_drain")) != SQL_OK)
-		return abandon_transaction(st);
-	if (PQnfields(drain) != 4)
-	{
-		int			nfields = PQnfields(drain);
-
-		PQclear(drain);
-		relay_fatal(EXIT_SERVER, "okno_drain returned %d columns, 4 expected", nfields);
-	}
 	n = PQntuples(drain);
 	*drained = n;
 
 	for (i = 0; i < n; i++)
 	{
-		RelayEvent	ev;
-		DeliveryOutcome outcome;
-
 		if (stop_signal)
 			break;
-		if (PQgetisnull(drain, i, 0))
+		if ((st = deliver_event(drain, i, &not_tried)) != SQL_OK)
 		{
 			PQclear(drain);
-			relay_fatal(EXIT_SERVER, "okno_drain returned an event without an id");
-		}
-		ev.id = PQgetvalue(drain, i, 0);
-		ev.kind = PQgetisnull(drain, i, 1) ? NULL : PQgetvalue(drain, i, 1);
-		ev.payload = PQgetisnull(drain, i, 2) ? NULL : PQgetvalue(drain, i, 2);
-		ev.attempts = PQgetisnull(drain, i, 3) ? NULL : PQgetvalue(drain, i, 3);
-		build_line(&line, &ev);
-
-		why[0] = '\0';
-		if (opts.exec_command != NULL)
-			outcome = deliver_exec(&ev, &line, why, sizeof(why));
-		else
-			outcome = deliver_stdout(&line, why, sizeof(why));
-
-		switch (outcome)
-		{
-			case DELIVERY_OK:
-				n_delivered++;
-				break;
-			case DELIVERY_FAILED:
-				if ((st = record_failure(&ev, why)) != SQL_OK)
-				{
-					PQclear(drain);
-					return abandon_transaction(st);
-				}
-				n_failed++;
-				break;
-			case DELIVERY_NOT_TRIED:
-				relay_log("event %s not handed over: %s", ev.id, why);
-				not_tried = true;
-				break;
-			case DELIVERY_OUTPUT_ERROR:
-
-				/*
-				 * The lines of this batch may be lost with the reader: undo
-				 * it.  Should the ROLLBACK fail, closing the connection
-				 * (relay_fatal) rolls back all the same.
-				 */
-				PQclear(drain);
-				res = PQexec(conn, "ROLLBACK");
-				if (PQresultStatus(res) != PGRES_COMMAND_OK)
-					relay_log("ROLLBACK failed: %s", one_line(PQerrorMessage(conn)));
-				PQclear(res);
-				relay_fatal(EXIT_OUTPUT, "%s", why);
+			return abandon_transaction(st);
 		}
 		if (not_tried)
 			break;
@@ -1492,7 +1559,7 @@ run_batch(int *drained)
 		}
 	}
 
-	/* a stop signal or a command that could not start: hand the rest back */
+	/* a stop signal or an event not handed over: hand the rest back */
 	if (i < n && (st = release_events(drain, i, n)) != SQL_OK)
 	{
 		PQclear(drain);
@@ -1500,17 +1567,53 @@ run_batch(int *drained)
 	}
 	PQclear(drain);
 
-	res = PQexec(conn, "COMMIT");
-	if ((st = check_result(res, PGRES_COMMAND_OK, "COMMIT")) != SQL_OK)
+	if ((st = commit_transaction()) != SQL_OK)
 		return st;
-	if (strcmp(PQcmdStatus(res), "COMMIT") != 0)
-	{
-		relay_log("the delivery transaction did not commit (%s)", PQcmdStatus(res));
-		PQclear(res);
-		return SQL_RETRY;
-	}
-	PQclear(res);
 	return not_tried ? SQL_RETRY : SQL_OK;
+}
+
+/*
+ * --exec: up to --batch events in a row, each in a delivery transaction of
+ * its own (BEGIN; okno_drain(1); the command; COMMIT).  A command takes up
+ * to --exec-timeout, so a batch of them would keep the events behind the
+ * one in hand locked (and their commands not run) for up to batch times
+ * that; taken one at a time, the events behind it stay pending and
+ * unlocked, and other relays deliver them meanwhile.  The round ends early
+ * when a drain finds nothing due.  *drained is how many events were taken.
+ */
+static SqlStatus
+run_exec_round(int *drained)
+{
+	PGresult   *drain;
+	SqlStatus	st;
+	bool		not_tried = false;
+
+	*drained = 0;
+	while (*drained < opts.batch && !stop_signal)
+	{
+		if ((st = begin_and_drain(&drain)) != SQL_OK)
+			return st;
+		if (PQntuples(drain) == 0)
+		{
+			/* COMMIT, not ROLLBACK: an abort makes okno's next drain rescan */
+			PQclear(drain);
+			return commit_transaction();
+		}
+		(*drained)++;
+
+		st = deliver_event(drain, 0, &not_tried);
+		if (st == SQL_OK && not_tried)
+			st = release_events(drain, 0, 1);
+		PQclear(drain);
+		if (st != SQL_OK)
+			return abandon_transaction(st);
+		if ((st = commit_transaction()) != SQL_OK)
+			return st;
+		if (not_tried)
+			return SQL_RETRY;
+		progress_report(false);
+	}
+	return SQL_OK;
 }
 
 /* ---------------------------------------------------------------- progress */
@@ -1584,9 +1687,14 @@ main(int argc, char **argv)
 	if (st == SQL_RETRY)
 		relay_fatal(EXIT_SERVER, "cannot set up the session");
 	if (opts.verbose)
-		relay_log("connected to database \"%s\", batches of %d, %s",
-				  PQdb(conn), opts.batch,
-				  opts.exec_command != NULL ? "running --exec per event" : "JSON lines on stdout");
+	{
+		if (opts.exec_command != NULL)
+			relay_log("connected to database \"%s\", running --exec per event, one event per transaction, %d in a row",
+					  PQdb(conn), opts.batch);
+		else
+			relay_log("connected to database \"%s\", batches of %d, JSON lines on stdout",
+					  PQdb(conn), opts.batch);
+	}
 
 	while (!stop_signal)
 	{
@@ -1598,7 +1706,10 @@ main(int argc, char **argv)
 			continue;
 		}
 
-		st = run_batch(&drained);
+		if (opts.exec_command != NULL)
+			st = run_exec_round(&drained);
+		else
+			st = run_batch(&drained);
 		if (st == SQL_LOST)
 		{
 			reconnect();
@@ -1617,7 +1728,7 @@ main(int argc, char **argv)
 		if (stop_signal)
 			break;
 		if (drained == opts.batch)
-			continue;			/* a full batch: there may be more at once */
+			continue;			/* a full batch or round: there may be more */
 		if (opts.once)
 		{
 			if (drained == 0)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# relay_sigterm: SIGTERM in the middle of a batch stops the relay within
-# seconds with exit status 0: the event in hand is finished, the rest of
-# the batch is handed back with okno_release (attempts unchanged), the
-# handled events stay delivered; a following --once delivers the rest, so
-# every event reaches the handler exactly once.  SIGINT while idle stops it
-# at once.
+# relay_sigterm: SIGTERM in the middle of its work stops the relay within
+# seconds with exit status 0: the event in hand is finished and the handled
+# events stay delivered.  With --exec every event commits on its own, so the
+# events after the one in hand were never taken (nothing to hand back); on
+# stdout the rest of the batch is handed back with okno_release (attempts
+# unchanged).  A following --once delivers the rest, so every event reaches
+# the recipient exactly once.  SIGINT while idle stops it at once.
 #
 # Runs against the throwaway cluster of tools/run (PGHOST, PGPORT, PGUSER);
 # prints one "ok - ..." or "not ok - ..." line per check.
@@ -23,8 +24,8 @@ for line in open(sys.argv[1]):
 ' "$1" | sort
 }
 
-# --- SIGTERM in the middle of a batch ----------------------------------------
-# 30 events, batches of 10, each event takes 0.3 s
+# --- SIGTERM in the middle of --exec deliveries -------------------------------
+# 30 events, --batch 10, each event takes 0.3 s
 book "$db" 1 30
 cat >"$work/handler" <<EOF
 #!/bin/sh
@@ -38,7 +39,7 @@ relay=$RELAY_PID
 wait_until 20 at_least 3 "$work/handled.1"
 started=$SECONDS
 stop_relay "$relay" 10
-check "SIGTERM while a batch is in hand: exit status 0" 0 "$STOP_RC"
+check "SIGTERM while an event is in hand: exit status 0" 0 "$STOP_RC"
 if [ $((SECONDS - started)) -le 3 ]; then
 	ok "... within a few seconds ($((SECONDS - started)) s)"
 else
@@ -48,19 +49,21 @@ fi
 n1=$(lines "$work/handled.1")
 echo "# $n1 events handled before the relay stopped"
 if [ "$n1" -ge 3 ] && [ "$n1" -lt 10 ]; then
-	ok "it stopped inside the first batch of 10, after the event in hand"
+	ok "it stopped after the event in hand (within the first 10)"
 else
-	not_ok "it stopped inside the first batch of 10, after the event in hand" "$n1 handled"
+	not_ok "it stopped after the event in hand (within the first 10)" "$n1 handled"
 fi
 ids_of "$work/handled.1" >"$work/ids1"
 check "the handled events stay delivered (not handed back)" "$n1" \
 	"$(q "$db" "SELECT count(*) FROM outbox WHERE delivered_at IS NOT NULL AND id = ANY ('{$(paste -sd, "$work/ids1")}'::uuid[])")"
 check "nothing else is delivered" "$n1" \
 	"$(q "$db" "SELECT count(*) FROM outbox WHERE delivered_at IS NOT NULL")"
-check "the rest of the batch was handed back: pending, attempts 0, no error" "$((30 - n1))|0|0" \
+check "the others are pending: attempts 0, no error" "$((30 - n1))|0|0" \
 	"$(q "$db" "SELECT count(*) || '|' || max(attempts) || '|' || count(last_error) FROM outbox WHERE delivered_at IS NULL AND parked_at IS NULL AND available_at IS NULL")"
-check "stderr says how many were handed back" 1 \
-	"$(grep -c "^okno-relay: handed back $((10 - n1)) undelivered events of the batch$" "$work/run1.err")"
+# (a relay that took --batch events per transaction with --exec would have
+# handed the rest of its batch of 10 back here)
+check "they were never taken: nothing to hand back" 0 \
+	"$(grep -c "handed back" "$work/run1.err")"
 wait_until 5 no_relay_backends "$db"
 check "the relay's session is gone" "" "$(relay_backends "$db")"
 
@@ -98,3 +101,52 @@ stop_relay "$relay" 10
 check "SIGTERM during a handler: the relay waits for it (here its 2 s timeout) and exits 0" 0 "$STOP_RC"
 check "... and records the outcome of the event in hand" "1|timed out after 2 s" \
 	"$(q "$db" "SELECT attempts, last_error FROM outbox WHERE (payload->>'booking_id')::int = 31")"
+
+# --- SIGTERM in the middle of a batch on stdout --------------------------------
+# a reader that takes its time keeps the relay inside one batch of 2,000
+# lines (the pipe holds a few hundred): the lines written stay delivered,
+# the rest of the batch is handed back with okno_release (a database of
+# its own: the event above comes due again after its backoff)
+db=okno_relay_sigterm_stdout
+new_db "$db"
+book "$db" 1 2000
+mkfifo "$work/fifo"
+python3 -c '
+import sys, time
+with open(sys.argv[1], "w") as out:
+    for line in sys.stdin:
+        out.write(line)
+        out.flush()
+        time.sleep(0.002)
+' "$work/slow.lines" <"$work/fifo" &
+reader=$!
+PIDS+=("$reader")
+"$RELAY" --dbname "$db" --batch 2000 --verbose >"$work/fifo" 2>"$work/slow.err" &
+relay=$!
+PIDS+=("$relay")
+wait_until 20 at_least 200 "$work/slow.lines"
+stop_relay "$relay" 10
+check "SIGTERM in the middle of a batch on stdout: exit status 0" 0 "$STOP_RC"
+wait_until 10 exited "$reader"
+n3=$(lines "$work/slow.lines")
+echo "# $n3 lines written before the relay stopped"
+if [ "$n3" -ge 200 ] && [ "$n3" -lt 2000 ]; then
+	ok "it stopped inside the batch of 2,000"
+else
+	not_ok "it stopped inside the batch of 2,000" "$n3 lines"
+fi
+ids_of "$work/slow.lines" >"$work/ids3"
+check "exactly the events written are delivered" \
+	"$(md5sum <"$work/ids3")" \
+	"$(q "$db" "SELECT id FROM outbox WHERE delivered_at IS NOT NULL ORDER BY id" | md5sum)"
+check "the rest of the batch was handed back: pending, attempts 0, no error" "$((2000 - n3))|0|0" \
+	"$(q "$db" "SELECT count(*) || '|' || max(attempts) || '|' || count(last_error) FROM outbox WHERE delivered_at IS NULL")"
+check "stderr says how many were handed back" 1 \
+	"$(grep -c "^okno-relay: handed back $((2000 - n3)) undelivered events of the batch$" "$work/slow.err")"
+q "$db" "SELECT id FROM outbox WHERE delivered_at IS NULL ORDER BY id" >"$work/pending3"
+timeout 60 "$RELAY" --dbname "$db" --once >"$work/rest.lines" 2>/dev/null
+check "a following --once exits 0" 0 $?
+ids_of "$work/rest.lines" >"$work/ids4"
+check "... and prints exactly the handed-back events" \
+	"$(md5sum <"$work/pending3")" "$(md5sum <"$work/ids4")"
+check "all 2,000 are delivered" 0 "$(q "$db" "SELECT count(*) FROM outbox WHERE delivered_at IS NULL")"
