@@ -4,6 +4,7 @@
 #                                  pg_config names (PG_CONFIG=... to choose)
 #   make test                      the whole suite on a throwaway cluster
 #   make demo                      the course scenario on a throwaway cluster
+#   make demo-adopt                a course database adopted by okno, likewise
 #   make unit                      the pure-C unit tests (no server needed)
 #   make installcheck              regress + isolation against a running server
 #                                  (PGHOST, PGPORT, PGUSER as usual)
@@ -31,6 +32,7 @@ OBJS = \
 	src/handout.o \
 	src/drain.o \
 	src/failure.o \
+	src/adopt.o \
 	src/booking.o \
 	src/purge.o
 
@@ -40,6 +42,7 @@ DATA         = $(wildcard sql/okno--*.sql)
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
                drain drain_hint drain_batch drain_read failures cancel purge status verify prepared \
                error_catalogue shadowing roles direct create_as_insert \
+               course_vectors adopt \
                other_schema trusted upgrade
 REGRESS_OPTS = --inputdir=test
 
@@ -74,7 +77,7 @@ $(OBJS): $(wildcard src/*.h)
 # okno-relay, the delivery worker (a libpq client program)
 -include relay/relay.mk
 
-.PHONY: test demo unit tap dist example fuzz sanitize bench
+.PHONY: test demo demo-adopt unit tap dist example fuzz sanitize bench
 
 # The full suite, on a throwaway cluster; the last line is "N passed, N failed".
 test:
@@ -83,6 +86,10 @@ test:
 # The course scenario, step by step, on a throwaway cluster.
 demo:
 	@tools/run demo
+
+# A database the course's migrations and service filled, taken over by okno.
+demo-adopt:
+	@tools/run demo-adopt
 
 unit:
 	@$(MAKE) -s -C test/unit

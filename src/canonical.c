@@ -11,6 +11,10 @@
  *
  * Equal requests therefore always produce byte-identical text.
  *
+ * okno_canonical_write_course writes the course's form (fingerprint
+ * version 0), the same but with each instant at the offset it was sent in,
+ * as the course's Python service computed its fingerprints.
+ *
  * src/canonical.c
  *
  *-------------------------------------------------------------------------
@@ -88,6 +92,34 @@ okno_canonical_write(char *buf, int32_t resource_id, int64_t starts_unix_us,
 	p = put_int32(p, resource_id);
 	p = put_literal(p, ",\"starts_at\":\"");
 	p += rfc3339_format_utc(starts_unix_us, p);
+	p = put_literal(p, "\"}");
+	*p = '\0';
+
+	return (size_t) (p - buf);
+}
+
+/*
+ * okno_canonical_write_course
+ *		Write the course's canonical text (fingerprint version 0) into buf:
+ *		json.dumps(BookingIn.model_dump(mode="json"), sort_keys=True,
+ *		separators=(",", ":")) under pydantic 2, which writes each instant at
+ *		the offset the client sent ("Z" for a zero one) and its fraction as
+ *		six digits only when it is not zero.  buf must have room for
+ *		OKNO_CANONICAL_COURSE_MAXLEN + 1 bytes.  Returns the length.
+ */
+size_t
+okno_canonical_write_course(char *buf, int32_t resource_id,
+							int64_t starts_unix_us, int starts_offset,
+							int64_t ends_unix_us, int ends_offset)
+{
+	char	   *p = buf;
+
+	p = put_literal(p, "{\"ends_at\":\"");
+	p += rfc3339_format_offset(ends_unix_us, ends_offset, p);
+	p = put_literal(p, "\",\"resource_id\":");
+	p = put_int32(p, resource_id);
+	p = put_literal(p, ",\"starts_at\":\"");
+	p += rfc3339_format_offset(starts_unix_us, starts_offset, p);
 	p = put_literal(p, "\"}");
 	*p = '\0';
 

@@ -33,8 +33,19 @@
 	(sizeof(OKNO_CANONICAL_SKELETON) - 1 + \
 	 2 * RFC3339_UTC_MAXLEN + OKNO_INT32_DECIMAL_MAXLEN)
 
+/*
+ * The same bound for the course's form (fingerprint version 0), whose
+ * instants carry their offsets.
+ */
+#define OKNO_CANONICAL_COURSE_MAXLEN \
+	(sizeof(OKNO_CANONICAL_SKELETON) - 1 + \
+	 2 * RFC3339_OFFSET_MAXLEN + OKNO_INT32_DECIMAL_MAXLEN)
+
 extern size_t okno_canonical_write(char *buf, int32_t resource_id,
 								   int64_t starts_unix_us,
 								   int64_t ends_unix_us);
+extern size_t okno_canonical_write_course(char *buf, int32_t resource_id,
+										  int64_t starts_unix_us, int starts_offset,
+										  int64_t ends_unix_us, int ends_offset);
 
 #endif							/* OKNO_CANONICAL_H */

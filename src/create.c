@@ -8,6 +8,8 @@
  *   3. canonical form and fingerprint
  *   4. the course's advisory lock on actor:key
  *   5. look up (actor, key): replay, or             key_reused
+ *      (a key stored by the course's own service is compared in its form,
+ *      fingerprint version 0)
  *   6. actor and resource exist                      actor_missing,
  *                                                    resource_missing
  *      insert booking, key and event; NOTIFY         slot_busy
@@ -155,7 +157,7 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	/* 1, 2, 3: pure checks and the fingerprint, before any lock */
 	okno_check_key(key);
 	okno_parse_payload(payload, &in);
-	okno_fingerprint_hex(&in, fingerprint);
+	okno_fingerprint_hex(&in, OKNO_FINGERPRINT_VERSION, fingerprint);
 	keystr = text_to_cstring(key);
 
 	/* a null actor has no scope to lock or look up: it cannot exist */
@@ -185,14 +187,23 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 
 	if (stored.found)
 	{
-		if (stored.fingerprint_version != OKNO_FINGERPRINT_VERSION)
+		char		theirs[OKNO_FINGERPRINT_LEN + 1];
+		const char *compare = fingerprint;
+
+		/* a key is compared in the form it was stored under */
+		if (!okno_fingerprint_known(stored.fingerprint_version))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("idempotency key \"%s\" of actor %d has unsupported fingerprint version %d",
 							keystr, actor, stored.fingerprint_version),
-					 errdetail("This version of okno computes fingerprint version %d only.",
-							   OKNO_FINGERPRINT_VERSION)));
-		if (strcmp(stored.fingerprint, fingerprint) != 0)
+					 errdetail("This version of okno computes fingerprint versions %d (the course's) and %d only.",
+							   OKNO_FINGERPRINT_COURSE, OKNO_FINGERPRINT_VERSION)));
+		if (stored.fingerprint_version != OKNO_FINGERPRINT_VERSION)
+		{
+			okno_fingerprint_hex(&in, stored.fingerprint_version, theirs);
+			compare = theirs;
+		}
+		if (strcmp(stored.fingerprint, compare) != 0)
 			okno_error_key_reused(actor, keystr);
 		result = stored.response;
 		*replayed = true;

@@ -103,24 +103,30 @@ typedef struct SuppliedColumn
 {
 	int			rti;
 	const char *name;
-	Oid			typid;
-	int32		typmod;
+	Oid			typid;			/* TEXTOID: a string column, see strlen */
+	int			strlen;			/* a string's longest value */
 } SuppliedColumn;
 
-/* in the order of InsertArg; types and typmods as the install script has */
+/*
+ * In the order of InsertArg.  A string column may be text, or varchar long
+ * enough for any value okno writes (the install script's varchar(80) and
+ * varchar(40); a course table's text); the fingerprint also char(64), which
+ * its 64 characters fill.  okno supplies each as a text datum, which is
+ * what the statement would store in any of them.
+ */
 static const SuppliedColumn supplied[NUM_ARGS] = {
-	{RT_BOOKINGS, "resource_id", INT4OID, -1},
-	{RT_BOOKINGS, "actor_id", INT4OID, -1},
-	{RT_BOOKINGS, "starts_at", TIMESTAMPTZOID, -1},
-	{RT_BOOKINGS, "ends_at", TIMESTAMPTZOID, -1},
-	{RT_IDEMPOTENCY, "actor_id", INT4OID, -1},
-	{RT_IDEMPOTENCY, "request_key", VARCHAROID, 80 + VARHDRSZ},
-	{RT_IDEMPOTENCY, "fingerprint", BPCHAROID, OKNO_FINGERPRINT_LEN + VARHDRSZ},
-	{RT_IDEMPOTENCY, "fingerprint_version", INT2OID, -1},
-	{RT_IDEMPOTENCY, "response_body", JSONBOID, -1},
-	{RT_OUTBOX, "id", UUIDOID, -1},
-	{RT_OUTBOX, "kind", VARCHAROID, 40 + VARHDRSZ},
-	{RT_OUTBOX, "payload", JSONBOID, -1},
+	{RT_BOOKINGS, "resource_id", INT4OID, 0},
+	{RT_BOOKINGS, "actor_id", INT4OID, 0},
+	{RT_BOOKINGS, "starts_at", TIMESTAMPTZOID, 0},
+	{RT_BOOKINGS, "ends_at", TIMESTAMPTZOID, 0},
+	{RT_IDEMPOTENCY, "actor_id", INT4OID, 0},
+	{RT_IDEMPOTENCY, "request_key", TEXTOID, 80},
+	{RT_IDEMPOTENCY, "fingerprint", TEXTOID, OKNO_FINGERPRINT_LEN},
+	{RT_IDEMPOTENCY, "fingerprint_version", INT2OID, 0},
+	{RT_IDEMPOTENCY, "response_body", JSONBOID, 0},
+	{RT_OUTBOX, "id", UUIDOID, 0},
+	{RT_OUTBOX, "kind", TEXTOID, 17},	/* booking_cancelled */
+	{RT_OUTBOX, "payload", JSONBOID, 0},
 };
 
 #define NOT_SUPPLIED	(-1)
@@ -216,6 +222,28 @@ only_foreign_key_triggers(Relation rel)
 }
 
 /*
+ * Whether the column stores what okno supplies for it as it is.
+ */
+static bool
+type_fits(Form_pg_attribute att, const SuppliedColumn *col)
+{
+	if (col->typid != TEXTOID)
+		return att->atttypid == col->typid && att->atttypmod == -1;
+	switch (att->atttypid)
+	{
+		case TEXTOID:
+			return true;
+		case VARCHAROID:
+			return att->atttypmod == -1 || att->atttypmod - VARHDRSZ >= col->strlen;
+		case BPCHAROID:
+			return col->strlen == OKNO_FINGERPRINT_LEN &&
+				att->atttypmod - VARHDRSZ == OKNO_FINGERPRINT_LEN;
+		default:
+			return false;
+	}
+}
+
+/*
  * Map the columns of a table the statement writes to the supplied values;
  * false if a supplied column is missing or not of the type okno gives it.
  */
@@ -243,9 +271,7 @@ map_columns(int rti, Relation rel)
 		if (attno == InvalidAttrNumber)
 			return false;
 		att = TupleDescAttr(desc, attno - 1);
-		if (att->attgenerated != '\0' ||
-			att->atttypid != supplied[a].typid ||
-			att->atttypmod != supplied[a].typmod)
+		if (att->attgenerated != '\0' || !type_fits(att, &supplied[a]))
 			return false;
 		argof[attno - 1] = a;
 	}
@@ -259,8 +285,9 @@ map_columns(int rti, Relation rel)
  *   - all five tables are plain tables (not partitions, views, foreign
  *     tables), without row-level security;
  *   - the three written have no rules, and no triggers but a foreign key's;
- *   - every column okno supplies exists with the type and typmod of the
- *     install script, and is not generated;
+ *   - every column okno supplies exists, is not generated, and stores the
+ *     value as it is (its type: the install script's, or for a string text
+ *     or a varchar long enough; type_fits());
  *   - bookings.id is left to its default, and is bigint or integer;
  *   - actors and resources have their one-column integer primary keys on
  *     id (probed for actor_missing and resource_missing).

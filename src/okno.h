@@ -24,12 +24,18 @@
 #include "utils/jsonb.h"
 #include "utils/uuid.h"
 
-/* A booking request after validation: both instants as Unix microseconds. */
+/*
+ * A booking request after validation: both instants as Unix microseconds,
+ * and the offsets they were written with (minutes east of UTC), which only
+ * the course's fingerprint form (version 0) depends on.
+ */
 typedef struct OknoBookingIn
 {
 	int32		resource_id;
 	int64		starts_us;
 	int64		ends_us;
+	int16		starts_offset;
+	int16		ends_offset;
 } OknoBookingIn;
 
 /* Length of a SHA-256 fingerprint written as lowercase hex. */
@@ -37,6 +43,13 @@ typedef struct OknoBookingIn
 
 /* The fingerprint_version that names the canonical form of canonical.c. */
 #define OKNO_FINGERPRINT_VERSION 1
+
+/*
+ * The fingerprint_version of keys the course's own service stored (before a
+ * database was adopted, or beside okno): SHA-256 of pydantic 2's JSON of
+ * the request, instants at the offsets the client sent (canonical.c).
+ */
+#define OKNO_FINGERPRINT_COURSE 0
 
 /*
  * A SPI plan whose text names okno's schema.  The text holds "%1$s" where
@@ -99,7 +112,8 @@ extern int64 okno_timestamptz_to_unix_us(TimestampTz ts);
 extern int64 okno_now_unix_us(void);
 
 /* fingerprint.c */
-extern void okno_fingerprint_hex(const OknoBookingIn *in,
+extern bool okno_fingerprint_known(int version);
+extern void okno_fingerprint_hex(const OknoBookingIn *in, int version,
 								 char hex[OKNO_FINGERPRINT_LEN + 1]);
 
 /* lock.c */

@@ -130,18 +130,20 @@ parse_resource_id(const JsonbValue *v)
 }
 
 static int64
-parse_instant(const JsonbValue *v, const char *name)
+parse_instant(const JsonbValue *v, const char *name, int16 *offset_minutes)
 {
 	rfc3339_status st;
 	int64		unix_us;
+	int			offset;
 
 	if (v->type != jbvString)
 		okno_error_invalid_payload(psprintf("Field \"%s\" must be a JSON string, not %s.",
 											name, json_type_name(v)));
-	st = rfc3339_parse(v->val.string.val, v->val.string.len, &unix_us);
+	st = rfc3339_parse_offset(v->val.string.val, v->val.string.len, &unix_us, &offset);
 	if (st != RFC3339_OK)
 		okno_error_invalid_payload(psprintf("Field \"%s\" is not a valid RFC 3339 date-time: %s.",
 											name, rfc3339_status_detail(st)));
+	*offset_minutes = (int16) offset;
 	return unix_us;
 }
 
@@ -198,8 +200,10 @@ okno_parse_payload(Jsonb *payload, OknoBookingIn *out)
 	}
 
 	out->resource_id = parse_resource_id(&values[FIELD_RESOURCE_ID]);
-	out->starts_us = parse_instant(&values[FIELD_STARTS_AT], "starts_at");
-	out->ends_us = parse_instant(&values[FIELD_ENDS_AT], "ends_at");
+	out->starts_us = parse_instant(&values[FIELD_STARTS_AT], "starts_at",
+								   &out->starts_offset);
+	out->ends_us = parse_instant(&values[FIELD_ENDS_AT], "ends_at",
+								 &out->ends_offset);
 
 	if (out->starts_us >= out->ends_us)
 		okno_error_invalid_payload("Field \"starts_at\" must be earlier than \"ends_at\".");

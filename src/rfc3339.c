@@ -24,7 +24,9 @@
  * for every year including 0 and negative years, with int64 arithmetic.
  *
  * The formatter writes the UTC form "YYYY-MM-DDTHH:MM:SSZ", adding a
- * 6-digit fraction only when the sub-second part is non-zero.
+ * 6-digit fraction only when the sub-second part is non-zero; its variant
+ * rfc3339_format_offset writes the wall-clock time at a given offset, "Z"
+ * for zero, as the course's service stored fingerprints (pydantic 2).
  *
  * src/rfc3339.c
  *
@@ -169,6 +171,20 @@ civil_from_days(int64_t z, int *year, int *month, int *day)
 rfc3339_status
 rfc3339_parse(const char *s, size_t len, int64_t *unix_us)
 {
+	int			offset_minutes;
+
+	return rfc3339_parse_offset(s, len, unix_us, &offset_minutes);
+}
+
+/*
+ * rfc3339_parse_offset
+ *		rfc3339_parse, also giving the offset the instant was written with,
+ *		in minutes east of UTC ("Z" and "-00:00" are 0).
+ */
+rfc3339_status
+rfc3339_parse_offset(const char *s, size_t len, int64_t *unix_us,
+					 int *offset_minutes)
+{
 	size_t		pos = 0;
 	int			year,
 				month,
@@ -267,6 +283,7 @@ rfc3339_parse(const char *s, size_t len, int64_t *unix_us)
 		return RFC3339_OUT_OF_RANGE;
 
 	*unix_us = result;
+	*offset_minutes = off_sign * (off_hour * 60 + off_minute);
 	return RFC3339_OK;
 }
 
@@ -331,8 +348,14 @@ put_digits(char *p, uint32_t value, int ndigits)
  * RFC3339_MAX_UNIX_US.  As a safety net against overrunning buf, values
  * outside that range are clamped to it.
  */
-size_t
-rfc3339_format_utc(int64_t unix_us, char *buf)
+/*
+ * Write the wall-clock time of local_us (microseconds since 1970-01-01T00:00
+ * of the same clock) as YYYY-MM-DDTHH:MM:SS, then ".ffffff" only if the
+ * sub-second part is not zero; return the position after it.  The year is
+ * clamped to 0000..9999.
+ */
+static char *
+put_wall_clock(char *p, int64_t local_us)
 {
 	int64_t		days;
 	int64_t		usec_of_day;
@@ -341,16 +364,15 @@ rfc3339_format_utc(int64_t unix_us, char *buf)
 	int			year,
 				month,
 				day;
-	char	   *p = buf;
 
-	if (unix_us < RFC3339_MIN_UNIX_US)
-		unix_us = RFC3339_MIN_UNIX_US;
-	else if (unix_us > RFC3339_MAX_UNIX_US)
-		unix_us = RFC3339_MAX_UNIX_US;
+	if (local_us < RFC3339_MIN_UNIX_US - USECS_PER_DAY * 366)
+		local_us = RFC3339_MIN_UNIX_US - USECS_PER_DAY * 366;
+	else if (local_us > RFC3339_MAX_UNIX_US)
+		local_us = RFC3339_MAX_UNIX_US;
 
 	/* floor division, so that instants before 1970 work */
-	days = unix_us / USECS_PER_DAY;
-	usec_of_day = unix_us % USECS_PER_DAY;
+	days = local_us / USECS_PER_DAY;
+	usec_of_day = local_us % USECS_PER_DAY;
 	if (usec_of_day < 0)
 	{
 		usec_of_day += USECS_PER_DAY;
@@ -377,7 +399,66 @@ rfc3339_format_utc(int64_t unix_us, char *buf)
 		*p++ = '.';
 		p = put_digits(p, usec, 6);
 	}
+	return p;
+}
+
+/*
+ * rfc3339_format_utc
+ *		Write unix_us as YYYY-MM-DDTHH:MM:SS[.ffffff]Z into buf (at least
+ *		RFC3339_UTC_MAXLEN + 1 bytes) and return the length written.
+ */
+size_t
+rfc3339_format_utc(int64_t unix_us, char *buf)
+{
+	char	   *p;
+
+	if (unix_us < RFC3339_MIN_UNIX_US)
+		unix_us = RFC3339_MIN_UNIX_US;
+	else if (unix_us > RFC3339_MAX_UNIX_US)
+		unix_us = RFC3339_MAX_UNIX_US;
+
+	p = put_wall_clock(buf, unix_us);
 	*p++ = 'Z';
+	*p = '\0';
+
+	return (size_t) (p - buf);
+}
+
+/*
+ * rfc3339_format_offset
+ *		Write unix_us as the wall-clock time at offset_minutes east of UTC,
+ *		YYYY-MM-DDTHH:MM:SS[.ffffff], then "Z" for a zero offset or
+ *		"+HH:MM" / "-HH:MM", into buf (at least RFC3339_OFFSET_MAXLEN + 1
+ *		bytes); return the length written.  This is how Python's datetime,
+ *		as pydantic 2 serialises it, writes an aware instant.  The offset is
+ *		clamped to -23:59..+23:59.
+ */
+size_t
+rfc3339_format_offset(int64_t unix_us, int offset_minutes, char *buf)
+{
+	char	   *p;
+	int			a;
+
+	if (offset_minutes < -(23 * 60 + 59))
+		offset_minutes = -(23 * 60 + 59);
+	else if (offset_minutes > 23 * 60 + 59)
+		offset_minutes = 23 * 60 + 59;
+	if (unix_us < RFC3339_MIN_UNIX_US)
+		unix_us = RFC3339_MIN_UNIX_US;
+	else if (unix_us > RFC3339_MAX_UNIX_US)
+		unix_us = RFC3339_MAX_UNIX_US;
+
+	p = put_wall_clock(buf, unix_us + offset_minutes * 60 * USECS_PER_SEC);
+	if (offset_minutes == 0)
+		*p++ = 'Z';
+	else
+	{
+		*p++ = offset_minutes < 0 ? '-' : '+';
+		a = offset_minutes < 0 ? -offset_minutes : offset_minutes;
+		p = put_digits(p, (uint32_t) (a / 60), 2);
+		*p++ = ':';
+		p = put_digits(p, (uint32_t) (a % 60), 2);
+	}
 	*p = '\0';
 
 	return (size_t) (p - buf);

@@ -42,9 +42,15 @@ typedef enum rfc3339_status
 /* strlen("YYYY-MM-DDTHH:MM:SS.ffffffZ"); buffers need one more for the NUL */
 #define RFC3339_UTC_MAXLEN		27
 
+/* strlen("YYYY-MM-DDTHH:MM:SS.ffffff+HH:MM") */
+#define RFC3339_OFFSET_MAXLEN	32
+
 extern rfc3339_status rfc3339_parse(const char *s, size_t len,
 									int64_t *unix_us);
+extern rfc3339_status rfc3339_parse_offset(const char *s, size_t len,
+										   int64_t *unix_us, int *offset_minutes);
 extern const char *rfc3339_status_detail(rfc3339_status st);
 extern size_t rfc3339_format_utc(int64_t unix_us, char *buf);
+extern size_t rfc3339_format_offset(int64_t unix_us, int offset_minutes, char *buf);
 
 #endif							/* OKNO_RFC3339_H */

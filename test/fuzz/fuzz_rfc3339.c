@@ -19,7 +19,11 @@
  *	  rfc3339_format_utc() writes in okno's canonical UTC form
  *	  YYYY-MM-DDTHH:MM:SS[.ffffff]Z (fraction only when non-zero, then six
  *	  digits) into a buffer of exactly RFC3339_UTC_MAXLEN + 1 bytes, and
- *	  whose text parses back to the same instant.
+ *	  whose text parses back to the same instant;
+ *	- rfc3339_parse_offset() agrees with rfc3339_parse(), and the instant
+ *	  written back at its offset (the course's form, rfc3339_format_offset)
+ *	  fits RFC3339_OFFSET_MAXLEN and parses back to the same instant and
+ *	  offset.
  *
  * test/fuzz/fuzz_rfc3339.c
  *
@@ -234,5 +238,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  shown, (const char *) data, (long long) got);
 
 	fuzz_format_and_check(got);
+
+	{
+		int64_t		again = SENTINEL;
+		int			offset = 0;
+		int			offset_again = 0;
+		char		buf[RFC3339_OFFSET_MAXLEN + 1];
+		size_t		n;
+
+		if (rfc3339_parse_offset((const char *) data, size, &again, &offset) != RFC3339_OK ||
+			again != got)
+			FUZZ_FAIL("\"%.*s\": rfc3339_parse_offset disagrees", shown, (const char *) data);
+		if (offset < -(23 * 60 + 59) || offset > 23 * 60 + 59)
+			FUZZ_FAIL("\"%.*s\": offset %d", shown, (const char *) data, offset);
+		n = rfc3339_format_offset(got, offset, buf);
+		if (n > RFC3339_OFFSET_MAXLEN || n != strlen(buf))
+			FUZZ_FAIL("\"%.*s\": course form of length %zu", shown, (const char *) data, n);
+		again = SENTINEL;
+		/* a local year of 0000 is written as such and still parses */
+		if (rfc3339_parse_offset(buf, n, &again, &offset_again) != RFC3339_OK ||
+			again != got || offset_again != offset)
+			FUZZ_FAIL("\"%.*s\": course form \"%s\" does not parse back",
+					  shown, (const char *) data, buf);
+	}
 	return 0;
 }

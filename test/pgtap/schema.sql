@@ -12,10 +12,10 @@ CREATE EXTENSION IF NOT EXISTS btree_gist;
 CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 
-SELECT plan(202);
+SELECT plan(224);
 
 -- tables
-SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon']);
+SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_adoption']);
 SELECT columns_are('okno_tap', 'okno_purge_horizon', ARRAY['singleton', 'keys_purged_before', 'events_purged_before']);
 SELECT col_is_pk('okno_tap', 'okno_purge_horizon', 'singleton', 'okno_purge_horizon has one row at most');
 
@@ -117,18 +117,21 @@ SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint
 SELECT set_eq(
     $$SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'okno'$$,
     ARRAY['okno_tap.actors', 'okno_tap.resources', 'okno_tap.bookings', 'okno_tap.idempotency', 'okno_tap.outbox',
-          'okno_tap.actors_id_seq', 'okno_tap.resources_id_seq', 'okno_tap.bookings_id_seq', 'okno_tap.okno_purge_horizon'],
+          'okno_tap.actors_id_seq', 'okno_tap.resources_id_seq', 'okno_tap.bookings_id_seq', 'okno_tap.okno_purge_horizon',
+          'okno_tap.okno_adoption'],
     'every table and identity sequence is an extension configuration relation');
 
 -- functions: signatures, results, volatility, strictness, parallel safety
 SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once',
     'okno_drain', 'okno_record_failure', 'okno_release', 'okno_requeue', 'okno_get_booking', 'okno_cancel_booking', 'okno_purge',
-    'okno_verify', 'okno_errors', 'okno_create_booking_result']);
+    'okno_verify', 'okno_errors', 'okno_create_booking_result', 'okno_drop_guard']);
 CREATE TEMP TABLE fn (name name, args name[], result text, signature text, vol text, par text);
 INSERT INTO fn VALUES
   ('okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb', 'actor integer, key text, payload jsonb', 'volatile', 'u'),
   ('okno_canonical', ARRAY['jsonb'], 'text', 'payload jsonb', 'immutable', 's'),
   ('okno_fingerprint', ARRAY['jsonb'], 'text', 'payload jsonb', 'immutable', 's'),
+  ('okno_canonical', ARRAY['jsonb', 'smallint'], 'text', 'payload jsonb, fingerprint_version smallint', 'immutable', 's'),
+  ('okno_fingerprint', ARRAY['jsonb', 'smallint'], 'text', 'payload jsonb, fingerprint_version smallint', 'immutable', 's'),
   ('okno_drain_once', ARRAY[]::name[], 'TABLE(event_id uuid, kind text, payload jsonb)', '', 'volatile', 'u'),
   ('okno_drain', ARRAY['integer'], 'TABLE(event_id uuid, kind text, payload jsonb, attempts integer)', 'max_events integer DEFAULT 100', 'volatile', 'u'),
   ('okno_record_failure', ARRAY['uuid', 'text'], 'okno_tap.outbox', 'event_id uuid, error text', 'volatile', 'u'),
@@ -154,11 +157,28 @@ SELECT volatility_is('okno_tap', 'okno_errors', ARRAY[]::name[], 'immutable', 'o
 SELECT ok((SELECT prosqlbody IS NOT NULL FROM pg_proc WHERE oid = 'okno_tap.okno_verify()'::regprocedure),
           'okno_verify''s body is parsed at creation (BEGIN ATOMIC), not at each call');
 SELECT is(pg_get_function_result(p.oid), fn.result, fn.name || ' returns ' || fn.result)
-  FROM fn JOIN pg_proc p ON p.proname = fn.name AND p.pronamespace = 'okno_tap'::regnamespace ORDER BY fn.name;
+  FROM fn JOIN pg_proc p ON p.proname = fn.name AND p.pronamespace = 'okno_tap'::regnamespace
+   AND pg_catalog.oidvectortypes(p.proargtypes) = array_to_string(fn.args, ', ')
+ ORDER BY fn.name, fn.args;
 SELECT is(pg_get_function_arguments(p.oid), fn.signature, fn.name || '''s arguments')
-  FROM fn JOIN pg_proc p ON p.proname = fn.name AND p.pronamespace = 'okno_tap'::regnamespace ORDER BY fn.name;
+  FROM fn JOIN pg_proc p ON p.proname = fn.name AND p.pronamespace = 'okno_tap'::regnamespace
+   AND pg_catalog.oidvectortypes(p.proargtypes) = array_to_string(fn.args, ', ')
+ ORDER BY fn.name, fn.args;
 SELECT is(p.proparallel::text, fn.par, fn.name || ' parallel ' || fn.par)
-  FROM fn JOIN pg_proc p ON p.proname = fn.name AND p.pronamespace = 'okno_tap'::regnamespace ORDER BY fn.name;
+  FROM fn JOIN pg_proc p ON p.proname = fn.name AND p.pronamespace = 'okno_tap'::regnamespace
+   AND pg_catalog.oidvectortypes(p.proargtypes) = array_to_string(fn.args, ', ')
+ ORDER BY fn.name, fn.args;
+
+-- 0.5.0: the record of adopted tables, and the event trigger that keeps
+-- them when okno is dropped
+SELECT columns_are('okno_tap', 'okno_adoption', ARRAY['relation', 'former_owner', 'adopted_at', 'row_count', 'added']);
+SELECT col_is_pk('okno_tap', 'okno_adoption', 'relation', 'okno_adoption is keyed by relation');
+SELECT function_returns('okno_tap', 'okno_drop_guard', ARRAY[]::name[], 'event_trigger', 'okno_drop_guard is an event trigger function');
+SELECT is((SELECT evtevent || ' ' || array_to_string(evttags, ',') || ' ' || evtenabled::text FROM pg_event_trigger WHERE evtname = 'okno_drop_guard'),
+          'ddl_command_start DROP EXTENSION,DROP OWNED O', 'the event trigger runs before DROP EXTENSION and DROP OWNED');
+SELECT ok(EXISTS (SELECT FROM pg_depend WHERE classid = 'pg_event_trigger'::regclass AND deptype = 'e'
+                     AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno')),
+          'the event trigger belongs to the extension');
 
 -- the status view
 SELECT has_view('okno_tap', 'okno_outbox_status', 'okno_outbox_status exists');
@@ -170,14 +190,15 @@ SELECT has_extension('okno');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'okno'), false, 'okno is not relocatable');
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'okno'), (SELECT default_version FROM pg_available_extensions WHERE name = 'okno'), 'okno is at its default version');
 SELECT is((SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'okno'), 'okno_tap', 'installed into the schema given');
-SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.4.1'), true, 'okno is trusted');
-SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.4.1'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
-SELECT is((SELECT array_agg(version ORDER BY version) FROM pg_available_extension_versions WHERE name = 'okno'), ARRAY['0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.4.1']::text[], 'versions 0.1.0 to 0.4.1 are available');
+SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.5.0'), true, 'okno is trusted');
+SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.5.0'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
+SELECT is((SELECT array_agg(version ORDER BY version) FROM pg_available_extension_versions WHERE name = 'okno'), ARRAY['0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.4.1', '0.5.0']::text[], 'versions 0.1.0 to 0.5.0 are available');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.2.0' AND path = '0.1.0--0.2.0'), 'an update path leads from 0.1.0 to 0.2.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.2.0' AND target = '0.3.0' AND path = '0.2.0--0.3.0'), 'an update path leads from 0.2.0 to 0.3.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.3.0' AND target = '0.4.0' AND path = '0.3.0--0.4.0'), 'an update path leads from 0.3.0 to 0.4.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.4.0' AND target = '0.4.1' AND path = '0.4.0--0.4.1'), 'an update path leads from 0.4.0 to 0.4.1');
-SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.4.1' AND path = '0.1.0--0.2.0--0.3.0--0.4.0--0.4.1'), 'an update path leads from 0.1.0 to 0.4.1');
+SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.4.1' AND target = '0.5.0' AND path = '0.4.1--0.5.0'), 'an update path leads from 0.4.1 to 0.5.0');
+SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.5.0' AND path = '0.1.0--0.2.0--0.3.0--0.4.0--0.4.1--0.5.0'), 'an update path leads from 0.1.0 to 0.5.0');
 -- the drain hint: a sequence okno owns, not dumped (a restored database
 -- starts without a hint), readable only by its owner
 SELECT has_sequence('okno_tap', 'okno_drain_hint', 'the drain hint is a sequence');

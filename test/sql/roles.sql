@@ -136,7 +136,7 @@ GRANT SELECT ON okno_outbox_status TO regress_okno_relay;
 GRANT EXECUTE ON FUNCTION okno_purge(interval, interval), okno_verify() TO regress_okno_maint;
 GRANT SELECT (id, resource_id, actor_id, starts_at, ends_at, status, created_at)
    ON bookings TO regress_okno_maint;
-GRANT SELECT (actor_id, request_key, fingerprint, response_body, created_at), DELETE
+GRANT SELECT (actor_id, request_key, fingerprint, fingerprint_version, response_body, created_at), DELETE
    ON idempotency TO regress_okno_maint;
 GRANT SELECT (id, kind, payload, delivered_at, attempts, last_error, parked_at), DELETE
    ON outbox TO regress_okno_maint;
@@ -144,6 +144,7 @@ GRANT SELECT (singleton, keys_purged_before, events_purged_before),
       INSERT (singleton, keys_purged_before, events_purged_before),
       UPDATE (keys_purged_before, events_purged_before)
    ON okno_purge_horizon TO regress_okno_maint;
+GRANT SELECT (adopted_at) ON okno_adoption TO regress_okno_maint;
 
 -- (regress_okno_nobody gets nothing)
 
@@ -289,9 +290,10 @@ SELECT r.r AS role, roles_test.without(r.r, NULL) AS with_the_recipe
 
 --
 -- Without step 0 (PUBLIC keeps EXECUTE, as after CREATE EXTENSION): the
--- table privileges alone still refuse every operation that touches a
--- table; only okno_canonical, okno_fingerprint and okno_errors, which
--- read no table, run for anyone
+-- table privileges alone still refuse every operation that writes; only
+-- okno_canonical, okno_fingerprint and okno_errors, which read no table,
+-- run for anyone, and a replay for maintenance, which reads every column a
+-- replay reads (okno_verify needs them since 0.5.0) and writes nothing
 --
 SAVEPOINT public_execute;
 DO $$

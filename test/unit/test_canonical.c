@@ -167,6 +167,39 @@ test_deterministic(void)
 	CHECK(strcmp(a, b) != 0);
 }
 
+/*
+ * The course's form (fingerprint version 0).  Expected texts from pydantic
+ * 2.10 (Debian 13): json.dumps(BookingIn(...).model_dump(mode="json"),
+ * sort_keys=True, separators=(",", ":")).
+ */
+static void
+test_course(void)
+{
+	char		buf[OKNO_CANONICAL_COURSE_MAXLEN + 1];
+	size_t		n;
+
+	n = okno_canonical_write_course(buf, 1, INT64_C(1796108400000000), 180,
+									INT64_C(1796112000000000), 180);
+	CHECK(strcmp(buf, "{\"ends_at\":\"2026-12-01T11:00:00+03:00\",\"resource_id\":1,\"starts_at\":\"2026-12-01T10:00:00+03:00\"}") == 0);
+	CHECK(n == strlen(buf));
+	n = okno_canonical_write_course(buf, 7, INT64_C(1796108400500000), 0,
+									INT64_C(1796108400123456), 330);
+	CHECK(strcmp(buf, "{\"ends_at\":\"2026-12-01T12:30:00.123456+05:30\",\"resource_id\":7,\"starts_at\":\"2026-12-01T07:00:00.500000Z\"}") == 0);
+	/* with zero offsets the course's form is okno's */
+	{
+		char		ours[OKNO_CANONICAL_MAXLEN + 1];
+
+		(void) okno_canonical_write(ours, 3, INT64_C(1796108400000000), INT64_C(1796108400000001));
+		(void) okno_canonical_write_course(buf, 3, INT64_C(1796108400000000), 0,
+										   INT64_C(1796108400000001), 0);
+		CHECK(strcmp(buf, ours) == 0);
+	}
+	/* the longest text fits the bound */
+	n = okno_canonical_write_course(buf, INT32_MIN, INT64_C(1796108400123456), -1439,
+									INT64_C(1796108400123456), 1439);
+	CHECK(n == OKNO_CANONICAL_COURSE_MAXLEN);
+}
+
 int
 main(void)
 {
@@ -174,6 +207,7 @@ main(void)
 	test_cases();
 	test_resource_ids();
 	test_deterministic();
+	test_course();
 
 	UNIT_DONE("test_canonical");
 }

@@ -874,6 +874,63 @@ test_fraction_digits(void)
 	CHECK(parse_cstr("1970-01-01T00:00:00.123456789Z", &got) == RFC3339_FRACTION_TOO_LONG);
 }
 
+/*
+ * The offset an instant was written with, and the instant written back at
+ * that offset: what the course's service (Python's datetime under pydantic
+ * 2) would have written.  Expected values from Python's datetime.
+ */
+typedef struct offset_case
+{
+	const char *input;
+	int			offset;
+	const char *course;
+} offset_case;
+
+static void
+test_offset(void)
+{
+	static const offset_case cases[] = {
+		{"2026-12-01T10:00:00+03:00", 180, "2026-12-01T10:00:00+03:00"},
+		{"2026-12-01T07:00:00Z", 0, "2026-12-01T07:00:00Z"},
+		{"2026-12-01T07:00:00z", 0, "2026-12-01T07:00:00Z"},
+		{"2026-12-01t07:00:00+00:00", 0, "2026-12-01T07:00:00Z"},
+		{"2026-12-01T07:00:00-00:00", 0, "2026-12-01T07:00:00Z"},
+		{"2026-12-01T02:00:00-05:00", -300, "2026-12-01T02:00:00-05:00"},
+		{"2026-12-01T07:00:00.5+05:30", 330, "2026-12-01T07:00:00.500000+05:30"},
+		{"2026-12-01T07:00:00.000000+01:00", 60, "2026-12-01T07:00:00+01:00"},
+		{"2026-12-01T00:30:00+23:59", 1439, "2026-12-01T00:30:00+23:59"},
+		{"2026-12-01T23:30:00-23:59", -1439, "2026-12-01T23:30:00-23:59"},
+		{"0001-01-01T00:00:00Z", 0, "0001-01-01T00:00:00Z"},
+		{"0000-12-31T23:00:00-01:00", -60, "0000-12-31T23:00:00-01:00"},
+		{"9999-12-31T23:59:59.999999Z", 0, "9999-12-31T23:59:59.999999Z"},
+		{"2024-02-29T23:59:59.123456-00:01", -1, "2024-02-29T23:59:59.123456-00:01"},
+	};
+	size_t		i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		int64_t		got;
+		int64_t		plain;
+		int			offset = 12345;
+		char		buf[RFC3339_OFFSET_MAXLEN + 1];
+		size_t		n;
+
+		CHECK_MSG(rfc3339_parse_offset(cases[i].input, strlen(cases[i].input), &got, &offset) == RFC3339_OK,
+				  "%s does not parse", cases[i].input);
+		CHECK_MSG(offset == cases[i].offset, "%s: offset %d", cases[i].input, offset);
+		CHECK(rfc3339_parse(cases[i].input, strlen(cases[i].input), &plain) == RFC3339_OK && plain == got);
+		n = rfc3339_format_offset(got, offset, buf);
+		CHECK_MSG(strcmp(buf, cases[i].course) == 0 && n == strlen(buf) && n <= RFC3339_OFFSET_MAXLEN,
+				  "%s: written as %s", cases[i].input, buf);
+	}
+	/* the longest form fits */
+	{
+		char		buf[RFC3339_OFFSET_MAXLEN + 1];
+
+		CHECK(rfc3339_format_offset(INT64_C(1796108400123456), -1439, buf) == RFC3339_OFFSET_MAXLEN);
+	}
+}
+
 int
 main(void)
 {
@@ -889,6 +946,7 @@ main(void)
 	test_month_lengths();
 	test_round_trip_random();
 	test_every_day();
+	test_offset();
 
 	UNIT_DONE("test_rfc3339");
 }

@@ -1,0 +1,63 @@
+-- make demo-adopt: a database the course built and filled, taken over by
+-- okno in place, on a throwaway cluster
+\set ON_ERROR_STOP 0
+\pset footer off
+\pset null '(null)'
+\set SHOW_CONTEXT never
+
+\echo
+\echo '== 1. The course''s database: its migrations, run by its role (the database owner, not a superuser)'
+CREATE ROLE course LOGIN;
+CREATE DATABASE course OWNER course;
+\c course course
+SET client_min_messages = warning;
+\i test/course/migrations/001_actors_resources.sql
+\i test/course/migrations/002_bookings.sql
+\i test/course/migrations/003_idempotency.sql
+\i test/course/migrations/005_outbox.sql
+RESET client_min_messages;
+\dt
+
+\echo
+\echo '== 2. What the course''s service wrote: a booking from before keys, one under'
+\echo '   Idempotency-Key november-room-1 (its fingerprint in the course''s form,'
+\echo '   pydantic 2: the instants at the offset the client sent), and its pending event'
+INSERT INTO actors (name) VALUES ('ann');
+INSERT INTO resources (name) VALUES ('november room');
+INSERT INTO bookings (resource_id, actor_id, starts_at, ends_at)
+    VALUES (1, 1, '2026-11-01T10:00:00Z', '2026-11-01T11:00:00Z');
+INSERT INTO bookings (resource_id, actor_id, starts_at, ends_at)
+    VALUES (1, 1, '2026-12-01T07:00:00Z', '2026-12-01T08:00:00Z');
+INSERT INTO idempotency VALUES (1, 'november-room-1',
+    'c865ca383ae45782507e33707b5bf67a1b0fe60282addac9772ce24b538cae7a',
+    '{"id": 2, "resource_id": 1, "actor_id": 1, "starts_at": "2026-12-01T10:00:00+03:00", "ends_at": "2026-12-01T11:00:00+03:00", "status": "confirmed"}');
+INSERT INTO outbox VALUES ('5f0c2c61-8e06-4d5c-9a55-2f0a6d1b4c11', 'booking_created', '{"booking_id": 2}', NULL);
+
+\set ECHO queries
+\echo
+\echo '== 3. CREATE EXTENSION okno, by the database owner: the course''s tables are adopted in place'
+CREATE EXTENSION okno CASCADE;
+SELECT relation, former_owner, row_count, added FROM okno_adoption ORDER BY relation;
+
+\echo
+\echo '== 4. The client retries november-room-1 through okno: the card the course stored, exactly'
+SELECT okno_create_booking(1, 'november-room-1',
+  '{"resource_id":1,"starts_at":"2026-12-01T10:00:00+03:00","ends_at":"2026-12-01T11:00:00+03:00"}');
+
+\echo
+\echo '== 5. A new request is okno''s; the ids go on after the course''s'
+SELECT okno_create_booking(1, 'november-room-2',
+  '{"resource_id":1,"starts_at":"2026-12-01T11:00:00+03:00","ends_at":"2026-12-01T12:00:00+03:00"}');
+
+\echo
+\echo '== 6. The course''s pending event and okno''s are delivered alike'
+SELECT event_id, kind, payload FROM okno_drain(10);
+
+\echo
+\echo '== 7. okno_verify: what the course left behind before the adoption is no problem'
+SELECT * FROM okno_verify();
+
+\echo
+\echo '== 8. DROP EXTENSION okno leaves the course''s tables and rows'
+DROP EXTENSION okno;
+SELECT count(*) AS bookings FROM bookings;
