@@ -77,11 +77,17 @@ $(OBJS): $(wildcard src/*.h)
 # okno-relay, the delivery worker (a libpq client program)
 -include relay/relay.mk
 
-.PHONY: test demo demo-adopt unit tap dist example fuzz sanitize bench
+.PHONY: test test-all demo demo-adopt unit tap dist example fuzz sanitize bench
 
 # The full suite, on a throwaway cluster; the last line is "N passed, N failed".
 test:
 	@tools/run test
+
+# The server-dependent suites on each PostgreSQL that Debian ships, each in
+# a cached Debian root (PG_VERSIONS, default "15 17 18"), then a major
+# upgrade from 15; one summary line per version, the total last.  Root only.
+test-all:
+	@tools/test-all
 
 # The course scenario, step by step, on a throwaway cluster.
 demo:

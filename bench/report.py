@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
-"""bench/report.py DIR: BENCHMARKS.md and bench.dat (the plot's data) from
-the raw data tools/bench left in DIR.  Standard library only."""
+"""bench/report.py DIR [DIR...]: BENCHMARKS.md and bench.dat (the plot's
+data) from the raw data tools/bench left in DIR; every further DIR (a run on
+another PostgreSQL version) adds a column to a table of the targets on each
+version.  tools/bench writes raw figures only (pgbench's output, CPU
+nanoseconds, row counts, epoch seconds); every rate, ratio and median is
+derived here.  Standard library only."""
 
 import csv
 import glob
@@ -9,24 +13,9 @@ import statistics
 import sys
 
 D = sys.argv[1]
+OTHERS = sys.argv[2:]
 OUT_MD = os.path.join(D, "BENCHMARKS.md")
 OUT_DAT = os.path.join(D, "bench.dat")
-
-
-def rows(name):
-    path = os.path.join(D, name)
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        return [r for r in csv.reader(f, delimiter="\t") if r]
-
-
-meta = {}
-meta_multi = {}
-for r in rows("meta.tsv"):
-    meta.setdefault(r[0], "\t".join(r[1:]))
-    meta_multi.setdefault(r[0], []).append(r[1:])
-QUICK = meta.get("mode") == "quick"
 
 
 def med(xs):
@@ -58,182 +47,224 @@ def ratio(a, b):
     return a / b
 
 
-# ---------------------------------------------------------------------------
-# CPU loops (scenarios 1 and 4): per repetition, the empty loop of the same
-# repetition is subtracted
-cpu = rows("cpu.tsv")  # scen rows kind rep calls cpu_ns wall_ns
+def steady_tps(path):
+    """the mean of pgbench's per-second progress rates (-P 1) without the
+    first second (connections, and new backends' first calls); None when
+    the run printed no progress after it"""
+    if not os.path.exists(path):
+        return None
+    rates = []
+    with open(path) as f:
+        for ln in f:
+            # progress: 2.0 s, 1234.5 tps, lat 1.620 ms stddev 0.511, 0 failed
+            if ln.startswith("progress: ") and " tps," in ln:
+                rates.append(float(ln.split(", ")[1].split()[0]))
+    return statistics.mean(rates[1:]) if len(rates) > 1 else None
 
 
-def cpu_net(scen, level=None):
-    """{kind: ([net cpu us/call per rep], [net wall us/call per rep])}"""
-    empty = {}
-    for sc, lv, kind, rep, calls, c, w in cpu:
-        if sc == scen and (level is None or lv == level) and kind == "empty":
-            empty[rep] = (int(c) / int(calls) / 1000, int(w) / int(calls) / 1000)
-    out = {}
-    for sc, lv, kind, rep, calls, c, w in cpu:
-        if sc != scen or (level is not None and lv != level):
-            continue
-        pc = int(c) / int(calls) / 1000
-        pw = int(w) / int(calls) / 1000
-        if kind != "empty" and rep in empty:
-            pc -= empty[rep][0]
-            pw -= empty[rep][1]
-        out.setdefault(kind, ([], []))
-        out[kind][0].append(pc)
-        out[kind][1].append(pw)
-    return out
+class Run:
+    """One run's raw data (one directory of bench/results) and the figures
+    derived from it."""
 
+    def __init__(self, d):
+        self.d = d
+        self.meta = {}
+        self.meta_multi = {}
+        for r in self.rows("meta.tsv"):
+            self.meta.setdefault(r[0], "\t".join(r[1:]))
+            self.meta_multi.setdefault(r[0], []).append(r[1:])
+        self.quick = self.meta.get("mode") == "quick"
+        # CPU loops (scenarios 1 and 4): scen rows kind rep calls cpu_ns wall_ns
+        self.cpu = self.rows("cpu.tsv")
+        self.s1 = self.cpu_net("s1")
+        # pgbench (scenario 2), as
+        #   group variant clients sync rep tx failed tps lat batch events secs filled
+        # with tps the steady rate of timed runs (their logs' progress lines)
+        # and secs a PgQ run's time (pgbench's: tx ÷ tps) where tools/bench
+        # left it empty
+        self.s2 = []
+        for r in self.rows("s2.tsv"):
+            g, v, c, s, rep, tx, failed, tps, lat, batch, events, secs, filled, log = r
+            steady = steady_tps(os.path.join(d, log))
+            self.s2.append([g, v, c, s, rep, tx, failed, str(steady if steady is not None else tps), lat,
+                            batch, events, secs or str(int(tx) / float(tps)), filled])
+        # okno-relay, as sync rep tx tps lines_at_end lines_total run_s done_s t0
+        # (run_s: until pgbench ended; done_s: until the last line)
+        self.relay = [[sync, rep, tx, tps, lines, total, str(float(t_end) - float(t0)),
+                       str(float(t_last) - float(t0)), t0]
+                      for sync, rep, tx, tps, lines, total, t0, t_end, t_last in self.rows("relay.tsv")]
+        # scenario 3, as h hist kind rep n tps us_per_event
+        self.s3 = [[h, hist, kind, rep, n, tps, str(1e6 / (float(tps) * int(batch)))]
+                   for h, hist, kind, rep, n, tps, batch in self.rows("s3.tsv")]
+        # the first drain after a history was written, as h ms
+        self.s3_first = [[h, str((float(t1) - float(t0)) * 1000)]
+                         for h, t0, _drained, t1 in self.rows("s3_first.tsv")]
+        self.s3_sus = self.rows("s3_sustained.tsv")  # kind second events
+        self.levels3 = sorted(set(int(r[0]) for r in self.s3))
+        self.levels4 = sorted(set(int(r[1]) for r in self.cpu if r[0] == "s4"))
+        self.s4 = {lv: self.cpu_net("s4", str(lv)) for lv in self.levels4}
 
-s1 = cpu_net("s1")
+    def rows(self, name):
+        path = os.path.join(self.d, name)
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [r for r in csv.reader(f, delimiter="\t") if r]
 
-# ---------------------------------------------------------------------------
-# pgbench (scenario 2)
-s2 = rows("s2.tsv")  # group variant clients sync rep tx failed tps lat batch events secs filled
+    # per repetition, the empty loop of the same repetition is subtracted
+    def cpu_net(self, scen, level=None):
+        """{kind: ([net cpu us/call per rep], [net wall us/call per rep])}"""
+        empty = {}
+        for sc, lv, kind, rep, calls, c, w in self.cpu:
+            if sc == scen and (level is None or lv == level) and kind == "empty":
+                empty[rep] = (int(c) / int(calls) / 1000, int(w) / int(calls) / 1000)
+        out = {}
+        for sc, lv, kind, rep, calls, c, w in self.cpu:
+            if sc != scen or (level is not None and lv != level):
+                continue
+            pc = int(c) / int(calls) / 1000
+            pw = int(w) / int(calls) / 1000
+            if kind != "empty" and rep in empty:
+                pc -= empty[rep][0]
+                pw -= empty[rep][1]
+            out.setdefault(kind, ([], []))
+            out[kind][0].append(pc)
+            out[kind][1].append(pw)
+        return out
 
+    def m(self, kind):
+        """scenario 1's median net CPU µs per call of KIND"""
+        return med(self.s1.get(kind, ([], []))[0])
 
-def paired_ratios(group, variant, base, clients, sync):
-    """TPS ratios variant ÷ base of the runs with the same repetition number."""
-    by = {variant: {}, base: {}}
-    for g, v, c, s, rep, tx, failed, tps, lat, batch, events, secs, filled in s2:
-        if g == group and v in by and c == str(clients) and s == sync:
-            by[v][rep] = float(tps)
-    return [by[variant][r] / by[base][r] for r in by[variant] if r in by[base] and by[base][r] > 0]
+    def paired_ratios(self, group, variant, base, clients, sync):
+        """TPS ratios variant ÷ base of the runs with the same repetition number."""
+        by = {variant: {}, base: {}}
+        for g, v, c, s, rep, tx, failed, tps, lat, batch, events, secs, filled in self.s2:
+            if g == group and v in by and c == str(clients) and s == sync:
+                by[v][rep] = float(tps)
+        return [by[variant][r] / by[base][r] for r in by[variant] if r in by[base] and by[base][r] > 0]
 
+    def s2_vals(self, group, variant, clients, sync, what="tps"):
+        out = []
+        for g, v, c, s, rep, tx, failed, tps, lat, batch, events, secs, filled in self.s2:
+            if g == group and v == variant and c == str(clients) and s == sync:
+                if what == "tps":
+                    out.append(float(tps))
+                elif what == "events":
+                    out.append(int(events) / float(secs))
+                elif what == "lat":
+                    out.append(float(lat))
+                elif what == "failed":
+                    out.append(int(failed or 0))
+        return out
 
-def s2_vals(group, variant, clients, sync, what="tps"):
-    out = []
-    for g, v, c, s, rep, tx, failed, tps, lat, batch, events, secs, filled in s2:
-        if g == group and v == variant and c == str(clients) and s == sync:
-            if what == "tps":
-                out.append(float(tps))
-            elif what == "events":
-                out.append(int(events) / float(secs))
-            elif what == "lat":
-                out.append(float(lat))
-            elif what == "failed":
-                out.append(int(failed or 0))
-    return out
+    def configs(self, group):
+        seen = []
+        for r in self.s2:
+            if r[0] == group and (r[2], r[3]) not in seen:
+                seen.append((r[2], r[3]))
+        order = {("1", "on"): 0, ("2", "on"): 1, ("1", "off"): 2, ("2", "off"): 3}
+        return sorted(seen, key=lambda x: order.get(x, 9))
 
+    def relay_lags(self, sync, rep, t0, run_s):
+        """seconds from an event's creation (its UUID v7 time) to its line on the
+        relay's stdout, at each 0.25 s sample while pgbench ran"""
+        jl = os.path.join(self.d, "relay", f"relay-{sync}-{rep}.jsonl")
+        se = os.path.join(self.d, "relay", f"series-{sync}-{rep}.tsv")
+        if not (os.path.exists(jl) and os.path.exists(se)):
+            return []
+        created = []
+        with open(jl) as f:
+            for ln in f:
+                i = ln.find('"event_id":"')
+                if i >= 0:
+                    hx = ln[i + 12:i + 12 + 13].replace("-", "")[:12]
+                    created.append(int(hx, 16) / 1000.0)
+        lags = []
+        with open(se) as f:
+            for r in csv.reader(f, delimiter="\t"):
+                if len(r) != 2 or not r[0] or not r[1]:
+                    continue
+                t, n = float(r[0]) - t0, int(r[1])
+                if 0 < n <= len(created) and t <= run_s:
+                    lags.append(t0 + t - created[n - 1])
+        return lags
 
-def configs(group):
-    seen = []
-    for r in s2:
-        if r[0] == group and (r[2], r[3]) not in seen:
-            seen.append((r[2], r[3]))
-    order = {("1", "on"): 0, ("2", "on"): 1, ("1", "off"): 2, ("2", "off"): 3}
-    return sorted(seen, key=lambda x: order.get(x, 9))
+    def s3_cost(self, h, kind):
+        return [float(r[6]) for r in self.s3 if int(r[0]) == h and r[2] == kind]
+
+    def targets(self):
+        """[(key, name, value, limit, verdict, note)]: the performance targets"""
+        out = []
+        m, s2_vals, paired_ratios = self.m, self.s2_vals, self.paired_ratios
+
+        def target(key, name, value, op, limit, note=""):
+            if value is None:
+                verdict = "n/a"
+            elif op == "<=":
+                verdict = "PASS" if value <= limit else "MISS"
+            else:
+                verdict = "PASS" if value >= limit else "MISS"
+            out.append((key, name, value, f"{'≤' if op == '<=' else '≥'} {limit:.2f}", verdict, note))
+
+        target("cpu_plpgsql", "okno create CPU/call ÷ plpgsql create", ratio(m("okno"), m("plpgsql")), "<=", 0.70,
+               f"{fmt(m('okno'))} µs ÷ {fmt(m('plpgsql'))} µs")
+        target("cpu_floor", "okno create CPU/call ÷ floor", ratio(m("okno"), m("floor")), "<=", 1.00,
+               f"{fmt(m('okno'))} µs ÷ {fmt(m('floor'))} µs")
+        target("cpu_replay", "okno replay CPU/call ÷ plpgsql replay",
+               ratio(m("okno_replay"), m("plpgsql_replay")), "<=", 0.45,
+               f"{fmt(m('okno_replay'))} µs ÷ {fmt(m('plpgsql_replay'))} µs")
+        # okno and the floor ran in alternated pairs (same repetition, one after
+        # the other): the median of the pairs' ratios takes out the drift of the
+        # disk's flush time between pairs, which the ratio of the medians keeps
+        a, b = med(s2_vals("create", "okno", 2, "on")), med(s2_vals("create", "floor", 2, "on"))
+        pairs = paired_ratios("create", "okno", "floor", 2, "on")
+        target("tps_floor",
+               "okno create TPS ÷ floor TPS, sync commit on, 2 clients (median of the paired runs' ratios)",
+               med(pairs), ">=", 0.97,
+               f"{len(pairs)} pairs, ratios {fmt(min(pairs)) if pairs else '–'}–{fmt(max(pairs)) if pairs else '–'}; "
+               f"medians {fmt(a)} ÷ {fmt(b)} TPS = {fmt(ratio(a, b))}")
+        a, b = (med(s2_vals("drain", "drain_1000", 1, "on", "events")),
+                med(s2_vals("drain", "pgq_batch", 1, "on", "events")))
+        target("drain_pgq", "okno_drain(1000) events/s ÷ PgQ batch read events/s (1 client, sync on)",
+               ratio(a, b), ">=", 0.50, f"{fmt(a)} ÷ {fmt(b)} events/s")
+        if self.levels3:
+            top3 = self.levels3[-1]
+            for kind, label in (("drain_once", "okno_drain_once()"), ("drain_1000", "okno_drain(1000)")):
+                a, b = med(self.s3_cost(top3, kind)), med(self.s3_cost(0, kind))
+                target(f"history_{kind}",
+                       f"drain cost per event at {fmt(top3, 0)} delivered rows ÷ empty table, {label}",
+                       ratio(a, b), "<=", 1.20, f"{fmt(a)} µs ÷ {fmt(b)} µs")
+        if len(self.levels4) >= 2:
+            lo, hi = self.levels4[0], self.levels4[-1]
+            a, b = med(self.s4[hi].get("okno", ([], []))[0]), med(self.s4[lo].get("okno", ([], []))[0])
+            target("growth", f"create cost at {fmt(hi, 0)} rows ÷ empty ({fmt(lo, 0)} seed rows)",
+                   ratio(a, b), "<=", 1.30, f"{fmt(a)} µs ÷ {fmt(b)} µs")
+        return out
 
 
 def cfg_label(c, s):
     return f"{c} client{'s' if c != '1' else ''}, sync {s}"
 
 
-relay = rows("relay.tsv")  # sync rep tx tps lines_at_end lines_total run_s done_s t0
+# the report below is the first run's
+R = Run(D)
+meta, meta_multi, QUICK = R.meta, R.meta_multi, R.quick
+s1, s2, relay = R.s1, R.s2, R.relay
+s3, s3_first, s3_sus = R.s3, R.s3_first, R.s3_sus
+levels3, levels4, s4 = R.levels3, R.levels4, R.s4
+m, s2_vals, configs, relay_lags, s3_cost = R.m, R.s2_vals, R.configs, R.relay_lags, R.s3_cost
+targets = R.targets()
+OTHER_RUNS = [Run(d) for d in OTHERS]
 
-
-def relay_lags(sync, rep, t0, run_s):
-    """seconds from an event's creation (its UUID v7 time) to its line on the
-    relay's stdout, at each 0.25 s sample while pgbench ran"""
-    jl = os.path.join(D, "relay", f"relay-{sync}-{rep}.jsonl")
-    se = os.path.join(D, "relay", f"series-{sync}-{rep}.tsv")
-    if not (os.path.exists(jl) and os.path.exists(se)):
-        return []
-    created = []
-    with open(jl) as f:
-        for ln in f:
-            i = ln.find('"event_id":"')
-            if i >= 0:
-                hx = ln[i + 12:i + 12 + 13].replace("-", "")[:12]
-                created.append(int(hx, 16) / 1000.0)
-    lags = []
-    with open(se) as f:
-        for r in csv.reader(f, delimiter="\t"):
-            if len(r) != 2 or not r[0] or not r[1]:
-                continue
-            t, n = float(r[0]) - t0, int(r[1])
-            if 0 < n <= len(created) and t <= run_s:
-                lags.append(t0 + t - created[n - 1])
-    return lags
-s3 = rows("s3.tsv")  # h hist kind rep n tps us_per_event
-s3_first = rows("s3_first.tsv")
-s3_sus = rows("s3_sustained.tsv")  # kind t tps events
-
-# ---------------------------------------------------------------------------
-# targets
-targets = []
-
-
-def target(name, value, op, limit, note=""):
-    if value is None:
-        verdict = "n/a"
-    elif op == "<=":
-        verdict = "PASS" if value <= limit else "MISS"
-    else:
-        verdict = "PASS" if value >= limit else "MISS"
-    targets.append((name, value, f"{'≤' if op == '<=' else '≥'} {limit:.2f}", verdict, note))
-
-
-def m(kind):
-    return med(s1.get(kind, ([], []))[0])
-
-
-target("okno create CPU/call ÷ plpgsql create", ratio(m("okno"), m("plpgsql")), "<=", 0.70,
-       f"{fmt(m('okno'))} µs ÷ {fmt(m('plpgsql'))} µs")
-target("okno create CPU/call ÷ floor", ratio(m("okno"), m("floor")), "<=", 1.00,
-       f"{fmt(m('okno'))} µs ÷ {fmt(m('floor'))} µs")
-target("okno replay CPU/call ÷ plpgsql replay", ratio(m("okno_replay"), m("plpgsql_replay")), "<=", 0.45,
-       f"{fmt(m('okno_replay'))} µs ÷ {fmt(m('plpgsql_replay'))} µs")
-# okno and the floor ran in alternated pairs (same repetition, one after
-# the other): the median of the pairs' ratios takes out the drift of the
-# disk's flush time between pairs, which the ratio of the medians keeps
-a, b = med(s2_vals("create", "okno", 2, "on")), med(s2_vals("create", "floor", 2, "on"))
-pairs = paired_ratios("create", "okno", "floor", 2, "on")
-target("okno create TPS ÷ floor TPS, sync commit on, 2 clients (median of the paired runs' ratios)",
-       med(pairs), ">=", 0.97,
-       f"{len(pairs)} pairs, ratios {fmt(min(pairs)) if pairs else '–'}–{fmt(max(pairs)) if pairs else '–'}; "
-       f"medians {fmt(a)} ÷ {fmt(b)} TPS = {fmt(ratio(a, b))}")
 # not a target: what okno.notify = on (NOTIFY at commit; off by default) costs
 notify_note = None
 a, b = med(s2_vals("create", "okno_notify", 2, "on")), med(s2_vals("create", "floor", 2, "on"))
-npairs = paired_ratios("create", "okno_notify", "floor", 2, "on")
+npairs = R.paired_ratios("create", "okno_notify", "floor", 2, "on")
 if a is not None and b and npairs:
     notify_note = (f"With `okno.notify = on` (not the default: NOTIFY at commit, which PostgreSQL "
                    f"serialises) the same ratio is {med(npairs):.2f} (median of {len(npairs)} pairs; "
                    f"medians {fmt(a)} ÷ {fmt(b)} TPS).")
-a, b = med(s2_vals("drain", "drain_1000", 1, "on", "events")), med(s2_vals("drain", "pgq_batch", 1, "on", "events"))
-target("okno_drain(1000) events/s ÷ PgQ batch read events/s (1 client, sync on)", ratio(a, b), ">=", 0.50,
-       f"{fmt(a)} ÷ {fmt(b)} events/s")
-
-levels3 = []
-for r in s3:
-    if int(r[0]) not in levels3:
-        levels3.append(int(r[0]))
-levels3.sort()
-top3 = levels3[-1] if levels3 else None
-
-
-def s3_cost(h, kind):
-    return [float(r[6]) for r in s3 if int(r[0]) == h and r[2] == kind]
-
-
-for kind, label in (("drain_once", "okno_drain_once()"), ("drain_1000", "okno_drain(1000)")):
-    if top3 is not None:
-        a, b = med(s3_cost(top3, kind)), med(s3_cost(0, kind))
-        target(f"drain cost per event at {fmt(top3, 0)} delivered rows ÷ empty table, {label}",
-               ratio(a, b), "<=", 1.20, f"{fmt(a)} µs ÷ {fmt(b)} µs")
-
-levels4 = []
-for r in cpu:
-    if r[0] == "s4" and int(r[1]) not in levels4:
-        levels4.append(int(r[1]))
-levels4.sort()
-s4 = {lv: cpu_net("s4", str(lv)) for lv in levels4}
-if len(levels4) >= 2:
-    lo, hi = levels4[0], levels4[-1]
-    a, b = med(s4[hi].get("okno", ([], []))[0]), med(s4[lo].get("okno", ([], []))[0])
-    target(f"create cost at {fmt(hi, 0)} rows ÷ empty ({fmt(lo, 0)} seed rows)", ratio(a, b), "<=", 1.30,
-           f"{fmt(a)} µs ÷ {fmt(b)} µs")
 
 # ---------------------------------------------------------------------------
 # the plot's data: indexed blocks of bench.dat, read by bench/plot.gp
@@ -275,8 +306,8 @@ for kind in ("drain_once", "drain_100"):
     pts = [r for r in s3_sus if r[0] == kind]
     # the last second is a partial one (pgbench -T stops within it)
     for r in pts[:-1] if len(pts) > 1 else pts:
-        sus_lines.append([float(r[1]), float(r[3]) if kind == "drain_once" else None,
-                          float(r[3]) if kind == "drain_100" else None])
+        sus_lines.append([float(r[1]), float(r[2]) if kind == "drain_once" else None,
+                          float(r[2]) if kind == "drain_100" else None])
 block("scenario 3: sustained drain, events/s per second", ["t", "drain_once", "drain_100"], sus_lines)
 # 6: growth
 block("scenario 4: create CPU us per call (median) by rows", ["rows", "okno", "floor"], [
@@ -302,11 +333,14 @@ w = L.append
 secs = meta.get("seconds", "?")
 reps = meta.get("reps", "?")
 calls = meta.get("calls", "?")
+pgver = meta.get("pgver", "?")
+# what, and its start and end in epoch seconds
+elapsed = {r[0]: float(r[2]) - float(r[1]) for r in meta_multi.get("elapsed", [])}
 w("# okno benchmarks")
 w("")
 w("Generated by `tools/bench` (`make bench`) from the raw data of one run; do not edit by hand.")
 w(f"Run: {meta.get('date', '?')}, {meta.get('mode', '?')} mode, commit {meta.get('git', '?')}, "
-  f"{meta.get('installed', '')}; it took {fmt(float(meta_multi.get('elapsed', [['total', '0']])[-1][-1]) / 60, 1)} minutes.")
+  f"{meta.get('installed', '')}; it took {fmt(elapsed.get('total', 0) / 60, 1)} minutes.")
 w("")
 load0, load1 = meta.get("load_start", "?"), meta.get("load_end", "?")
 cores = meta.get("cores", "?")
@@ -336,7 +370,7 @@ w("Ratios of medians from this run; every baseline ran in the same run, alternat
 w("")
 w("| target | measured | limit | result | from |")
 w("|---|---:|---:|:---:|---|")
-for name, value, lim, verdict, note in targets:
+for _key, name, value, lim, verdict, note in targets:
     shown = "–" if value is None else f"{value:.2f}"
     w(f"| {name} | {shown} | {lim} | **{verdict}** | {note} |")
 w("")
@@ -353,6 +387,41 @@ if notify_note:
     w("")
 if QUICK:
     w("(BENCH_QUICK: fewer calls, smaller tables and histories than the targets name; indicative only.)")
+    w("")
+
+
+def server(run):
+    """"PostgreSQL 17.6" from the run's version()"""
+    return " ".join(run.meta.get("postgres", "PostgreSQL ?").split()[:2])
+
+
+if OTHER_RUNS:
+    runs = [R] + OTHER_RUNS
+    by_run = [{t[0]: t for t in run.targets()} for run in runs]
+    keys = [t[0] for t in targets]
+    keys += [k for bt in by_run[1:] for k in bt if k not in keys]
+    w("### The same targets on other PostgreSQL versions")
+    w("")
+    w("The same benchmark against each version's server, one run each, one after the other on this "
+      "machine (the first column is this report's run). A version not installed here ran in a Debian "
+      "root of its own (`tools/pgroot`: Debian 13 for 17, Debian testing for 18); each run's own report "
+      "is `BENCHMARKS.md` in its directory.")
+    w("")
+    w("| target | limit | " + " | ".join(server(run) for run in runs) + " |")
+    w("|---|---:|" + "---:|" * len(runs))
+    for k in keys:
+        first = next(bt[k] for bt in by_run if k in bt)
+        cells = []
+        for bt in by_run:
+            t = bt.get(k)
+            cells.append("" if t is None else f"{'–' if t[2] is None else f'{t[2]:.2f}'} **{t[4]}**")
+        w(f"| {first[1]} | {first[3]} | " + " | ".join(cells) + " |")
+    w("")
+    for run in runs:
+        rm = run.meta
+        w(f"- {server(run)}: `bench/results/{os.path.basename(run.d.rstrip('/'))}/`, {rm.get('date', '?')}, "
+          f"{rm.get('mode', '?')} mode, {rm.get('os', '?')}, load average {rm.get('load_start', '?')} at the "
+          f"start and {rm.get('load_end', '?')} at the end; PgQ {rm.get('pgq', '?')}; {rm.get('fidelity', '')}")
     w("")
 
 w("## Machine and settings")
@@ -554,7 +623,7 @@ if s3_sus:
     w("| drain | events | first 2 s events/s | last 2 s events/s | last ÷ first |")
     w("|---|---:|---:|---:|---:|")
     for kind in ("drain_once", "drain_100"):
-        xs = [float(r[3]) for r in s3_sus if r[0] == kind]
+        xs = [float(r[2]) for r in s3_sus if r[0] == kind]
         if len(xs) >= 4:
             # drop the last (partial) second
             body = xs[:-1] if len(xs) > 4 else xs
@@ -585,7 +654,7 @@ if levels4:
         w(f"| {fmt(lv, 0)} | {stat(o)} | {fmt(ratio(med(o), b0o))} | {stat(fl)} | {fmt(ratio(med(fl), b0f))} | {fmt(ratio(med(o), med(fl)))} |")
     w("")
     for r in meta_multi.get("grow", []):
-        w(f"- loaded {r[0]}")
+        w(f"- loaded {r[0]} rows in {float(r[2]) - float(r[1]):.1f} s")
     for r in meta_multi.get("sizes", []):
         w(f"- at {fmt(int(r[0]), 0)} rows: {r[1]}")
     w("")
@@ -607,11 +676,16 @@ w("BENCH_SECONDS=20 make bench     # the 20 s pgbench runs of the brief (about 4
 w("BENCH_INSTALL=0 tools/bench     # measure the okno already installed instead of building this tree")
 w("tools/bench profile             # perf profile of okno_create_booking: bench/results/profile-<run>/PROFILE.md")
 w("tools/bench report bench/results/<run>   # rebuild the report and the plot from a run's raw data")
+w('BENCH_PG_VERSIONS="15 17 18" make bench   # and on 17 and 18, in their Debian roots: their targets beside 15\'s')
+w("PGVER=17 tools/bench            # one other version: bench/results/<run>-pg17/ only")
+w("tools/bench report bench/results/<run> bench/results/<run>-pg17 ...   # the same, with the versions' targets")
 w("```")
 w("")
-w("As root the runner installs what it needs (`postgresql-15-pgq3`, `gnuplot-nox`, `python3`; "
+w("As root the runner installs what it needs (`postgresql-<version>-pgq3`, `gnuplot-nox`, `python3`; "
   "`linux-perf` for the profile); it starts its own cluster as the `postgres` OS user, socket only, "
-  "port 55600 (`BENCH_PORT`), and removes it afterwards.")
+  "port 55600 (`BENCH_PORT`), and removes it afterwards. A version whose server is not installed here "
+  "(17, 18 on Debian 12) runs in its Debian root (`tools/pgroot`, built on first use), on a copy of the "
+  "checkout; its raw data comes back to `bench/results/<run>-pg<version>/`.")
 w("")
 w("## Baselines")
 w("")
@@ -628,9 +702,9 @@ w("- **plpgsql** (`bench/plpgsql.sql`, schema `plp`): okno 0.1.0's create contra
 fid = meta.get("fidelity", "")
 w(f"  Checked against okno before every run (`bench/fidelity.sql`: the 64 vectors of `test/vectors`, "
   f"80 payloads and 12 keys for the same SQLSTATE, the create contract both ways round): **{fid}**.")
-w("- **PgQ** (Debian's `postgresql-15-pgq3`, {}): `pgq.insert_event` per transaction, and batch "
-  "consumption with `pgq.next_batch` / `pgq.get_batch_events` / `pgq.finish_batch`; the ticks "
-  "are made by calling `pgq.ticker()` (no pgqd).".format(meta.get("pgq", "?")))
+w(f"- **PgQ** (Debian's `postgresql-{pgver}-pgq3`, {meta.get('pgq', '?')}): `pgq.insert_event` per "
+  "transaction, and batch consumption with `pgq.next_batch` / `pgq.get_batch_events` / "
+  "`pgq.finish_batch`; the ticks are made by calling `pgq.ticker()` (no pgqd).")
 w("")
 
 w("## Command lines")
@@ -670,8 +744,9 @@ w("- Plans: okno and the baselines get plans from the planner's statistics like 
   "are analyzed with rows in them before the loops: on an analyzed *empty* table the key lookup "
   "becomes a sequential scan, and in one transaction that makes thousands of creates each call "
   "rescans the rows made before it (quadratic) — for okno as for the baselines.")
-w("- Raw data: `bench/results/<run>/` (not committed): meta.tsv, cpu.tsv, s2.tsv, relay.tsv and "
-  "relay/, s3*.tsv, pgbench/ logs, commands.txt, fidelity.txt.")
+w("- Raw data: `bench/results/<run>/` (`<run>-pg<version>/` for another version; not committed): "
+  "meta.tsv, cpu.tsv, s2.tsv, relay.tsv and relay/, s3*.tsv, pgbench/ logs, commands.txt, fidelity.txt; "
+  "`bench/report.py` derives every figure of this report from them.")
 w("")
 
 with open(OUT_MD, "w") as f:

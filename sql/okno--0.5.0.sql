@@ -119,10 +119,11 @@ BEGIN
                        WHEN 'bookings' THEN ARRAY['id', 'resource_id', 'actor_id', 'starts_at', 'ends_at', 'status', 'created_at']
                        WHEN 'idempotency' THEN ARRAY['actor_id', 'request_key', 'fingerprint', 'response_body', 'fingerprint_version', 'created_at']
                        ELSE ARRAY['id', 'kind', 'payload', 'created_at', 'delivered_at', 'attempts', 'last_error', 'available_at', 'parked_at']
-                   END) AS c(col)
+                   END) WITH ORDINALITY AS c(col, ord)
               LEFT JOIN pg_catalog.pg_attribute AS a
                 ON a.attrelid OPERATOR(pg_catalog.=) rel AND a.attname OPERATOR(pg_catalog.=) c.col
                AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
+             ORDER BY c.ord
         LOOP
             IF NOT r.present THEN
                 IF r.add_as IS NULL THEN
@@ -240,6 +241,7 @@ BEGIN
               JOIN pg_catalog.pg_class AS p ON p.oid OPERATOR(pg_catalog.=) k.confrelid
              WHERE k.conrelid OPERATOR(pg_catalog.=) rel AND k.contype OPERATOR(pg_catalog.=) 'f'
                AND (p.relnamespace OPERATOR(pg_catalog.<>) nsp OR p.relname OPERATOR(pg_catalog.<>) ALL (tabs))
+             ORDER BY 1
         LOOP
             RETURN NEXT pg_catalog.format('%s: foreign key %s refers to %s, which is not one of okno''s tables',
                                           t, r.conname, r.target);
@@ -353,11 +355,12 @@ BEGIN
                        WHEN 'bookings' THEN ARRAY['status', 'created_at']
                        WHEN 'idempotency' THEN ARRAY['fingerprint_version', 'created_at']
                        WHEN 'outbox' THEN ARRAY['created_at', 'delivered_at', 'attempts', 'last_error', 'available_at', 'parked_at']
-                       ELSE ARRAY[]::text[] END) AS c(col),
+                       ELSE ARRAY[]::text[] END) WITH ORDINALITY AS c(col, ord),
                    @extschema@.okno_adoption_column(t, c.col) AS s
              WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_attribute AS a
                                 WHERE a.attrelid OPERATOR(pg_catalog.=) rel AND a.attname OPERATOR(pg_catalog.=) c.col
                                   AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped)
+             ORDER BY c.ord
         LOOP
             EXECUTE pg_catalog.format('ALTER TABLE %s ADD COLUMN %I %s', rel::pg_catalog.regclass, r.col, r.add_as);
             added := added OPERATOR(pg_catalog.||) pg_catalog.format('column %s', r.col);
@@ -368,6 +371,7 @@ BEGIN
                    @extschema@.okno_adoption_column(t, a.attname) AS s
              WHERE a.attrelid OPERATOR(pg_catalog.=) rel AND a.attnum OPERATOR(pg_catalog.>) 0
                AND NOT a.attisdropped AND NOT a.attnotnull AND s.required
+             ORDER BY a.attnum
         LOOP
             EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I SET NOT NULL', rel::pg_catalog.regclass, r.attname);
             added := added OPERATOR(pg_catalog.||) pg_catalog.format('NOT NULL on %s', r.attname);
@@ -398,6 +402,7 @@ BEGIN
                     k.conkey[1] OPERATOR(pg_catalog.=) (SELECT a.attnum FROM pg_catalog.pg_attribute AS a
                                         WHERE a.attrelid OPERATOR(pg_catalog.=) rel AND a.attname OPERATOR(pg_catalog.=) v.col)))
              WHERE v.tab OPERATOR(pg_catalog.=) t AND k.conname OPERATOR(pg_catalog.<>) v.name
+             ORDER BY 2
         LOOP
             EXECUTE pg_catalog.format('ALTER TABLE %s RENAME CONSTRAINT %I TO %I', rel::pg_catalog.regclass, r.old, r.new);
             added := added OPERATOR(pg_catalog.||) pg_catalog.format('name %s for constraint %s', r.new, r.old);
@@ -476,6 +481,7 @@ BEGIN
               JOIN pg_catalog.pg_roles AS o ON o.oid OPERATOR(pg_catalog.=) f.proowner
              WHERE g.tgrelid OPERATOR(pg_catalog.=) rel AND NOT g.tgisinternal
                AND g.tgenabled OPERATOR(pg_catalog.<>) 'D' AND NOT o.rolsuper
+             ORDER BY 1
         LOOP
             EXECUTE pg_catalog.format('ALTER TABLE %s DISABLE TRIGGER %I', rel::pg_catalog.regclass, r.tgname);
             RAISE WARNING 'okno disabled trigger "%" on table %', r.tgname, t
@@ -485,6 +491,7 @@ BEGIN
         FOR r IN
             SELECT w.rulename FROM pg_catalog.pg_rewrite AS w
              WHERE w.ev_class OPERATOR(pg_catalog.=) rel AND w.ev_enabled OPERATOR(pg_catalog.<>) 'D'
+             ORDER BY 1
         LOOP
             EXECUTE pg_catalog.format('ALTER TABLE %s DISABLE RULE %I', rel::pg_catalog.regclass, r.rulename);
             RAISE WARNING 'okno disabled rule "%" on table %', r.rulename, t
@@ -507,6 +514,7 @@ BEGIN
                                  ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END AS grantee
               FROM pg_catalog.pg_class AS c, pg_catalog.aclexplode(c.relacl) AS a
              WHERE c.oid OPERATOR(pg_catalog.=) rel AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+             ORDER BY 1
         LOOP
             EXECUTE pg_catalog.format('REVOKE ALL ON TABLE %s FROM %s CASCADE', rel::pg_catalog.regclass, r.grantee);
         END LOOP;
@@ -524,6 +532,7 @@ BEGIN
                                      ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END AS grantee
                   FROM pg_catalog.pg_class AS c, pg_catalog.aclexplode(c.relacl) AS a
                  WHERE c.oid OPERATOR(pg_catalog.=) seq::pg_catalog.regclass AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+                 ORDER BY 1
             LOOP
                 EXECUTE pg_catalog.format('REVOKE ALL ON SEQUENCE %s FROM %s CASCADE', seq, r.grantee);
             END LOOP;

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # course_adopt: okno in the course's own databases.  The course's migrations
 # make the tables, the course's own Python service (test/course/service: its
-# code from the lessons, run with Debian 13's pydantic 2, SQLAlchemy 2 and
-# psycopg 3 in the root tools/pgroot 17 builds, against this cluster's
-# socket) books and drains, then the database owner runs CREATE EXTENSION
+# code from the lessons, run with pydantic 2, SQLAlchemy 2 and psycopg 3:
+# the system's own where it has them (Debian 13 and testing: the roots of
+# tools/test-all), else Debian 13's in the root tools/pgroot 17 builds,
+# against this cluster's socket) books and drains, then the database owner
+# runs CREATE EXTENSION
 # okno.  Every key the course stored replays through okno exactly as the
 # course stored it, its pending events are delivered once, okno_verify is
 # empty; the course's service and okno work side by side; the adopted
@@ -16,21 +18,27 @@
 cd "$(dirname "$0")/../.." || exit 1
 . relay/testlib.sh
 
-if [ "$(id -u)" -ne 0 ]; then
-	not_ok "the course's service runs in a Debian 13 root (chroot): run as root"
-	exit 0
+# root: where the service runs ("" for this system, whose Python has what
+# it needs; Debian 12's pydantic is 1)
+if python3 -c 'import sys, pydantic, sqlalchemy, psycopg
+sys.exit(0 if pydantic.VERSION.startswith("2.") and sqlalchemy.__version__.startswith("2.") else 1)' 2>/dev/null; then
+	root=
+else
+	if [ "$(id -u)" -ne 0 ]; then
+		not_ok "the course's service runs in a Debian 13 root (chroot): run as root"
+		exit 0
+	fi
+	root=$(tools/pgroot 17 2>"$work/pgroot.log") || {
+		not_ok "a Debian 13 root with pydantic 2 (tools/pgroot 17)" "$(tail -n 5 "$work/pgroot.log")"
+		exit 0
+	}
+	# the socket directory, at the same path inside the root
+	mkdir -p "$root$PGHOST" "$root/tmp"
+	mount --bind "$PGHOST" "$root$PGHOST" || { not_ok "bind-mount $PGHOST into $root"; exit 0; }
 fi
-root=$(tools/pgroot 17 2>"$work/pgroot.log") || {
-	not_ok "a Debian 13 root with pydantic 2 (tools/pgroot 17)" "$(tail -n 5 "$work/pgroot.log")"
-	exit 0
-}
-
-# the socket directory, at the same path inside the root
-mkdir -p "$root$PGHOST" "$root/tmp"
-mount --bind "$PGHOST" "$root$PGHOST" || { not_ok "bind-mount $PGHOST into $root"; exit 0; }
 svc=$(mktemp -d "$root/tmp/okno-course.XXXXXX")
 cp test/course/service/*.py "$svc/"
-trap 'umount "$root$PGHOST" 2>/dev/null; rm -rf "$svc"; cleanup; "$PGBIN/psql" -X -q -c "DROP ROLE IF EXISTS course" >/dev/null 2>&1' EXIT
+trap '[ -z "$root" ] || umount "$root$PGHOST" 2>/dev/null; rm -rf "$svc"; cleanup; "$PGBIN/psql" -X -q -c "DROP ROLE IF EXISTS course" >/dev/null 2>&1' EXIT
 
 "$PGBIN/psql" -X -q -c "DROP ROLE IF EXISTS course" -c "CREATE ROLE course LOGIN" >/dev/null 2>&1
 
@@ -38,7 +46,7 @@ trap 'umount "$root$PGHOST" 2>/dev/null; rm -rf "$svc"; cleanup; "$PGBIN/psql" -
 # sessions in Moscow time (so its cards carry +03:00); one JSON line out
 # per request
 course() {
-	chroot "$root" env -i PATH=/usr/bin:/bin PGTZ=Europe/Moscow COURSE_LESSON="$2" \
+	${root:+chroot "$root"} env -i PATH=/usr/bin:/bin PGTZ=Europe/Moscow COURSE_LESSON="$2" \
 		DATABASE_URL="postgresql+psycopg://course@/$1?host=$PGHOST&port=$PGPORT" \
 		python3 "${svc#"$root"}/course.py" "${@:3}"
 }

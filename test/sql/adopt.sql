@@ -251,7 +251,10 @@ CREATE FUNCTION booking_ref_id(booking_ref) RETURNS bigint LANGUAGE sql AS 'SELE
 CREATE CAST (booking_ref AS bigint) WITH FUNCTION booking_ref_id(booking_ref) AS IMPLICIT;
 CREATE TABLE payments (booking booking_ref REFERENCES bookings (id));
 :describe \gset before_
+-- (no CONTEXT: PostgreSQL 18 adds the extension script's line to it)
+\set SHOW_CONTEXT never
 CREATE EXTENSION okno;
+\set SHOW_CONTEXT errors
 :describe \gset after_
 SELECT :'before_string_agg' = :'after_string_agg' AS nothing_changed;
 SELECT count(*) AS okno_installed FROM pg_extension WHERE extname = 'okno';

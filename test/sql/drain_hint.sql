@@ -101,7 +101,7 @@ ALTER SEQUENCE okno_drain_hint RESTART;
 \c
 SET ROLE regress_okno_hint_relay;
 SELECT payload FROM okno_drain_once();
-SELECT pg_sequence_last_value('okno_drain_hint');
+SELECT last_value FROM okno_drain_hint;
 RESET ROLE;
 SELECT pg_sequence_last_value('okno_drain_hint') = drain_hint_test.hint_of('019b0000-0000-7000-8000-000000000015') AS hint_is_l;
 REVOKE ALL ON outbox FROM regress_okno_hint_relay;

@@ -13,9 +13,13 @@ SHOW okno.max_attempts;
 SELECT name, setting, unit, min_val, max_val, context FROM pg_settings WHERE name LIKE 'okno.%' ORDER BY 1;
 SET okno.max_attempts = 0;
 SET okno.max_attempts = 1001;
+-- (PostgreSQL 17 words the range of a parameter with a unit differently:
+-- only the SQLSTATE is shown)
+\set VERBOSITY sqlstate
 SET okno.retry_base = 0;
 SET okno.retry_cap = '0';
 SET okno.retry_base = '25h';
+\set VERBOSITY default
 SET okno.no_such_setting = 1;
 SET okno.max_attempts = 1000;
 SET okno.retry_base = '250ms';

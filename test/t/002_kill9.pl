@@ -166,7 +166,7 @@ sub kill_and_recover
 	my $log = slurp_file($node->logfile, $offset);
 	like(
 		$log,
-		qr/server process \(PID $victim_pid\) was terminated by signal 9/,
+		qr/(?:server process|client backend) \(PID $victim_pid\) was terminated by signal 9/,
 		"$label: the postmaster saw the backend killed");
 	like(
 		$log,
