@@ -15,10 +15,18 @@
  * meanwhile.  A failed delivery is recorded with okno_record_failure() in
  * the delivery transaction, so the rest of a batch still commits as
  * delivered and the failed event comes back after okno's backoff.  Between
- * batches the relay waits for NOTIFY okno_outbox (sent when okno.notify is
- * on), for the retry time of an event it saw fail, or for a while: 10 ms
- * after a drain that found events, twice as long after each drain that
- * found none, --poll seconds at the most.
+ * batches the relay waits inside the server by default (--wait=server):
+ * CALL okno_wait(ms), which returns when a commit wrote an event, when a
+ * delayed one comes due, or after --poll seconds, and holds no snapshot
+ * meanwhile; a stop signal cancels it.  With an okno that has no okno_wait,
+ * or with --wait=listen, it waits for NOTIFY okno_outbox (sent when
+ * okno.notify is on), for the retry time of an event it saw fail, or for a
+ * while: 10 ms after a drain that found events, twice as long after each
+ * drain that found none, --poll seconds at the most (--wait=poll: the same
+ * without LISTEN).
+ *
+ * --metrics-file writes counters and a delivery lag histogram in
+ * Prometheus's text format, for node_exporter's textfile collector.
  *
  * Delivery is at least once: whatever the recipient got before a commit
  * that did not happen (a crash, a lost connection) is handed out again.
@@ -72,6 +80,7 @@
 #define DEFAULT_BATCH		100
 #define MAX_BATCH			10000
 #define DEFAULT_POLL		1.0
+#define DEFAULT_SERVER_WAIT	60.0	/* --wait=server without --poll */
 #define POLL_FIRST			0.01	/* first wait after a drain that found events */
 #define DEFAULT_EXEC_TIMEOUT 30.0
 #define MAX_SECONDS			1000000.0
@@ -80,6 +89,20 @@
 #define MAX_RETRY_TIMES		10000	/* failed events whose retry we wait for */
 #define NOTIFY_CHANNEL		"okno_outbox"
 #define APPLICATION_NAME	"okno-relay"
+#define CANCEL_GRACE		5.0 /* seconds for a cancelled okno_wait to end */
+#define EMPTY_WAKE_PAUSE_MAX 1.0	/* the longest pause after wakes that found nothing */
+#define METRICS_INTERVAL	1.0 /* --metrics-file: at most once a second */
+#define LAG_BUCKETS			15	/* okno_relay_delivery_lag_seconds, +Inf aside */
+
+/* how the relay waits between batches (--wait) */
+typedef enum WaitMode
+{
+	WAIT_SERVER,				/* CALL okno_wait(ms): woken by the commit */
+	WAIT_LISTEN,				/* LISTEN okno_outbox and polling */
+	WAIT_POLL					/* polling only */
+} WaitMode;
+
+static const char *const wait_mode_names[] = {"server", "listen", "poll"};
 
 /* the command line */
 typedef struct RelayOptions
@@ -91,7 +114,10 @@ typedef struct RelayOptions
 	double		exec_timeout;
 	bool		once;
 	double		poll;
+	bool		poll_set;		/* --poll was given */
 	bool		verbose;
+	WaitMode	wait;
+	const char *metrics_file;	/* NULL: no metrics */
 } RelayOptions;
 
 /* one drained event, pointing into the drain's PGresult */
@@ -128,16 +154,43 @@ typedef enum SqlStatus
 	SQL_RETRY					/* a transient error: roll back, back off */
 } SqlStatus;
 
+/*
+ * What delivery transactions did, for --metrics-file: the open one's in
+ * in_flight, added to committed when it commits (a transaction that does
+ * not commit hands its events out again, so they do not count).
+ */
+typedef struct RelayCounts
+{
+	long long	events;			/* drained */
+	long long	delivered;
+	long long	failed;			/* okno_record_failure, parked included */
+	long long	parked;
+	long long	released;		/* handed back with okno_release */
+	long long	lag_buckets[LAG_BUCKETS + 1];	/* per bucket; the last +Inf */
+	long long	lag_count;
+	double		lag_sum;
+} RelayCounts;
+
+/* okno_relay_delivery_lag_seconds's upper bounds */
+static const double lag_bounds[LAG_BUCKETS] = {
+	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60
+};
+
 static RelayOptions opts = {
 	.batch = DEFAULT_BATCH,
 	.exec_timeout = DEFAULT_EXEC_TIMEOUT,
-	.poll = DEFAULT_POLL
+	.poll = DEFAULT_POLL,
+	.wait = WAIT_SERVER
 };
 
 static PGconn *conn = NULL;
 static char *sql_drain = NULL;	/* BEGIN and the drain, one round trip */
 static char *sql_record_failure = NULL;
 static char *sql_release = NULL;
+static char *sql_wait = NULL;	/* CALL okno_wait(--poll in ms) */
+
+/* the wait in effect: --wait, but server falls back to listen without okno_wait */
+static WaitMode wait_mode = WAIT_SERVER;
 
 /* the self-pipe: signal handlers write a byte, every poll() watches it */
 static int	wakeup_fds[2] = {-1, -1};
@@ -160,6 +213,15 @@ static long long progress_count;
 static long long n_delivered = 0;
 static long long n_failed = 0;
 
+/* --metrics-file */
+static RelayCounts committed;
+static RelayCounts in_flight;
+static long long n_batches = 0;
+static long long n_reconnects = 0;
+static double last_success = 0;	/* Unix time of the last commit */
+static double metrics_time = -1e9;	/* monotonic time of the last write */
+static bool metrics_failing = false;	/* the last write failed (logged) */
+
 static void usage(void);
 static void usage_error(const char *fmt,...) RELAY_PRINTF(1, 2) RELAY_NORETURN;
 static void parse_options(int argc, char **argv);
@@ -178,12 +240,15 @@ static void check_std_fds(void);
 static void setup_signals(void);
 static void drain_wakeups(void);
 static void sleep_interruptible(double seconds);
+static double unix_seconds(void);
 static void notice_receiver(void *arg, const PGresult *res);
 static PGconn *open_connection(char *errbuf, size_t errlen);
 static SqlStatus check_result(PGresult *res, ExecStatusType want, const char *what);
 static SqlStatus setup_session(void);
 static void reconnect(void);
 static bool wait_for_work(double seconds);
+static void send_cancel(void);
+static SqlStatus wait_in_server(bool *woken);
 static int	take_notifications(void);
 static void add_retry_time(double when);
 static void buf_reserve(LineBuffer *buf, size_t more);
@@ -203,6 +268,14 @@ static SqlStatus deliver_event(PGresult *drain, int i, bool *not_tried);
 static SqlStatus run_batch(int *drained);
 static SqlStatus run_exec_round(int *drained);
 static void progress_report(bool final);
+static void buf_printf(LineBuffer *buf, const char *fmt,...) RELAY_PRINTF(2, 3);
+static void observe_lag(const char *event_id);
+static void commit_counts(void);
+static void metric_header(LineBuffer *buf, const char *name, const char *type,
+						  const char *help);
+static void metrics_write(void);
+static void metrics_maybe_write(void);
+static void metrics_at_exit(void);
 
 /*
  * --help
@@ -231,8 +304,18 @@ usage(void)
 		   "                             process group, SIGKILL) and counts as a failure\n"
 		   "                             (default %g)\n"
 		   "      --once                 drain until nothing is due, then exit\n"
-		   "  -p, --poll=SECS            without a notification, look for due events at least\n"
-		   "                             every SECS (10 ms after events, doubling; default %g)\n"
+		   "  -p, --poll=SECS            look for due events at least every SECS (default %g;\n"
+		   "                             with --wait=server, the longest okno_wait, 60 by\n"
+		   "                             default); with listen and poll, 10 ms after events,\n"
+		   "                             doubling up to SECS\n"
+		   "      --wait=MODE            how to wait between batches: server (default: CALL\n"
+		   "                             okno_wait, woken by the commit that wrote an event;\n"
+		   "                             listen where okno has no okno_wait), listen (LISTEN\n"
+		   "                             okno_outbox, needs okno.notify on, and polling) or\n"
+		   "                             poll (polling only)\n"
+		   "      --metrics-file=PATH    write counters and a delivery lag histogram to PATH\n"
+		   "                             in Prometheus's text format (node_exporter's textfile\n"
+		   "                             collector), at most once a second and at exit\n"
 		   "  -v, --verbose              a progress line on stderr (also when stderr is a terminal)\n"
 		   "      --help                 show this help, then exit\n"
 		   "\n"
@@ -308,6 +391,8 @@ parse_options(int argc, char **argv)
 		{"once", no_argument, NULL, 'o'},
 		{"poll", required_argument, NULL, 'p'},
 		{"verbose", no_argument, NULL, 'v'},
+		{"wait", required_argument, NULL, 'w'},
+		{"metrics-file", required_argument, NULL, 'm'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -342,9 +427,26 @@ parse_options(int argc, char **argv)
 				break;
 			case 'p':
 				opts.poll = parse_seconds("--poll", optarg);
+				opts.poll_set = true;
 				break;
 			case 'v':
 				opts.verbose = true;
+				break;
+			case 'w':
+				if (strcmp(optarg, "server") == 0)
+					opts.wait = WAIT_SERVER;
+				else if (strcmp(optarg, "listen") == 0)
+					opts.wait = WAIT_LISTEN;
+				else if (strcmp(optarg, "poll") == 0)
+					opts.wait = WAIT_POLL;
+				else
+					usage_error("invalid value \"%s\" for --wait: server, listen or poll is needed",
+								optarg);
+				break;
+			case 'm':
+				if (optarg[0] == '\0')
+					usage_error("--metrics-file needs a path");
+				opts.metrics_file = optarg;
 				break;
 			case 'h':
 				usage();
@@ -359,6 +461,7 @@ parse_options(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument \"%s\"", argv[optind]);
+	wait_mode = opts.wait;
 }
 
 /*
@@ -454,6 +557,17 @@ now_seconds(void)
 	struct timespec ts;
 
 	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		relay_fatal(EXIT_SERVER, "clock_gettime failed: %s", strerror(errno));
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* the wall clock, for timestamps others read (metrics, event ids) */
+static double
+unix_seconds(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
 		relay_fatal(EXIT_SERVER, "clock_gettime failed: %s", strerror(errno));
 	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
@@ -737,8 +851,9 @@ check_result(PGresult *res, ExecStatusType want, const char *what)
 
 /*
  * On a fresh connection: pin search_path, find okno's schema, check that it
- * has the 0.2.0 functions, build the qualified statements, LISTEN.  Missing okno is
- * fatal (exit 3).
+ * has the 0.2.0 functions, build the qualified statements, and get ready to
+ * wait: with --wait=server, if okno has okno_wait; otherwise (and with
+ * --wait=listen) LISTEN.  Missing okno is fatal (exit 3).
  */
 static SqlStatus
 setup_session(void)
@@ -836,9 +951,58 @@ setup_session(void)
 			 " FROM pg_catalog.unnest($1::pg_catalog.uuid[]) AS u(id),"
 			 " LATERAL %s.okno_release(u.id) AS r",
 			 quoted);
+
+	/* --once never waits */
+	if (opts.once)
+	{
+		PQfreemem(quoted);
+		free(schema);
+		return SQL_OK;
+	}
+
+	if (opts.wait == WAIT_SERVER)
+	{
+		WaitMode	previous = wait_mode;
+
+		snprintf(signature, sizeof(signature), "%s.okno_wait(integer,boolean)", quoted);
+		param[0] = signature;
+		res = PQexecParams(conn, "SELECT pg_catalog.to_regprocedure($1) IS NOT NULL",
+						   1, NULL, param, NULL, NULL, 0);
+		if ((st = check_result(res, PGRES_TUPLES_OK, "looking up okno_wait")) != SQL_OK)
+		{
+			PQfreemem(quoted);
+			free(schema);
+			return st;
+		}
+		wait_mode = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ?
+			WAIT_SERVER : WAIT_LISTEN;
+		PQclear(res);
+		if (wait_mode == WAIT_LISTEN && previous == WAIT_SERVER)
+			relay_log("okno in schema \"%s\" has no okno_wait (an older okno): waiting with LISTEN " NOTIFY_CHANNEL " and polling instead",
+					  schema);
+		else if (wait_mode == WAIT_SERVER && previous == WAIT_LISTEN)
+			relay_log("okno in schema \"%s\" has okno_wait now: waiting in the server", schema);
+	}
+
+	/*
+	 * The timeout in ms: --poll, rounded, 1 at least (0 would not wait); 60 s
+	 * without --poll, since a commit ends the wait anyway and an idle relay
+	 * should cost nothing.
+	 */
+	free(sql_wait);
+	len = strlen(quoted) + 100;
+	sql_wait = relay_malloc(len);
+	{
+		double		wait_ms = (opts.poll_set ? opts.poll : DEFAULT_SERVER_WAIT) * 1000.0;
+
+		snprintf(sql_wait, len, "CALL %s.okno_wait(%.0f)",
+				 quoted, wait_ms < 1.0 ? 1.0 : wait_ms);
+	}
 	PQfreemem(quoted);
 	free(schema);
 
+	if (wait_mode != WAIT_LISTEN)
+		return SQL_OK;
 	res = PQexec(conn, "LISTEN " NOTIFY_CHANNEL);
 	return check_result(res, PGRES_COMMAND_OK, "LISTEN");
 }
@@ -871,6 +1035,7 @@ reconnect(void)
 			if (st == SQL_OK)
 			{
 				relay_log("reconnected");
+				n_reconnects++;
 				return;
 			}
 			PQfinish(conn);
@@ -971,6 +1136,9 @@ wait_for_work(double seconds)
 			return true;
 
 		progress_report(false);
+		metrics_maybe_write();
+		if (opts.metrics_file != NULL && until - now > METRICS_INTERVAL)
+			until = now + METRICS_INTERVAL; /* then look again */
 		pfd[0].fd = PQsocket(conn);
 		if (pfd[0].fd < 0)
 		{
@@ -987,6 +1155,132 @@ wait_for_work(double seconds)
 			relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
 		drain_wakeups();
 	}
+}
+
+/*
+ * Ask the server to cancel the statement in progress (okno_wait).
+ */
+static void
+send_cancel(void)
+{
+	PGcancel   *cancel = PQgetCancel(conn);
+	char		errbuf[256];
+
+	if (cancel == NULL)
+		return;
+	if (!PQcancel(cancel, errbuf, sizeof(errbuf)))
+		relay_log("could not cancel okno_wait: %s", one_line(errbuf));
+	PQfreeCancel(cancel);
+}
+
+/*
+ * --wait=server, idle: CALL okno_wait(--poll in ms), sent with
+ * PQsendQuery, and poll() on the connection and the self-pipe until it
+ * returns.  *woken is okno_wait's answer: an event may be due (a commit
+ * wrote one, a delayed one came due, it was due already); false at its
+ * timeout.  The server ends the wait at lock_timeout (55P03) or
+ * statement_timeout (57014) if one is shorter: a timeout too.  A stop
+ * signal cancels it; the relay waits up to CANCEL_GRACE seconds for the
+ * answer.  Other errors go through check_result (a lost connection:
+ * SQL_LOST, ...).
+ */
+static SqlStatus
+wait_in_server(bool *woken)
+{
+	static bool timeout_logged = false;
+	PGresult   *res;
+	PGresult   *first = NULL;
+	bool		cancelled = false;
+	double		cancel_deadline = 0;
+	const char *state;
+	SqlStatus	st;
+
+	*woken = false;
+	if (stop_signal)
+		return SQL_OK;
+	if (!PQsendQuery(conn, sql_wait))
+		return check_result(NULL, PGRES_TUPLES_OK, "okno_wait");
+
+	for (;;)
+	{
+		struct pollfd pfd[2];
+		int			timeout_ms = -1;
+		int			rc;
+
+		if (stop_signal && !cancelled)
+		{
+			send_cancel();
+			cancelled = true;
+			cancel_deadline = now_seconds() + CANCEL_GRACE;
+		}
+		if (!PQconsumeInput(conn))
+			return check_result(NULL, PGRES_TUPLES_OK, "okno_wait");
+		if (!PQisBusy(conn))
+			break;
+		if (cancelled)
+		{
+			double		left = cancel_deadline - now_seconds();
+
+			if (left <= 0)
+			{
+				relay_log("okno_wait did not end within %g s of the cancel", CANCEL_GRACE);
+				return SQL_LOST;
+			}
+			timeout_ms = poll_timeout_ms(left);
+		}
+		else if (opts.metrics_file != NULL)
+		{
+			metrics_maybe_write();
+			timeout_ms = (int) (METRICS_INTERVAL * 1000.0);
+		}
+
+		pfd[0].fd = PQsocket(conn);
+		if (pfd[0].fd < 0)
+		{
+			relay_log("lost the connection to the server (okno_wait): no socket");
+			return SQL_LOST;
+		}
+		pfd[0].events = POLLIN;
+		pfd[0].revents = 0;
+		pfd[1].fd = wakeup_fds[0];
+		pfd[1].events = POLLIN;
+		pfd[1].revents = 0;
+		rc = poll(pfd, 2, timeout_ms);
+		if (rc < 0 && errno != EINTR)
+			relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
+		drain_wakeups();
+	}
+
+	/* the CALL's result, then the end of the query (NULL) */
+	while ((res = PQgetResult(conn)) != NULL)
+	{
+		if (first == NULL)
+			first = res;
+		else
+			PQclear(res);
+	}
+
+	state = (first != NULL) ? PQresultErrorField(first, PG_DIAG_SQLSTATE) : NULL;
+	if (first != NULL && PQresultStatus(first) == PGRES_FATAL_ERROR && state != NULL &&
+		PQstatus(conn) == CONNECTION_OK &&
+		(strcmp(state, "55P03") == 0 || strcmp(state, "57014") == 0))
+	{
+		/* lock_timeout, statement_timeout, our cancel or someone's: a timeout */
+		if (!cancelled && opts.verbose && !timeout_logged)
+		{
+			relay_log("okno_wait ended early (%s, SQLSTATE %s): taken for a timeout",
+					  one_line(PQresultErrorField(first, PG_DIAG_MESSAGE_PRIMARY)), state);
+			timeout_logged = true;
+		}
+		PQclear(first);
+		return SQL_OK;
+	}
+	if ((st = check_result(first, PGRES_TUPLES_OK, "okno_wait")) != SQL_OK)
+		return st;
+	*woken = (PQntuples(first) == 1 && PQnfields(first) >= 1 &&
+			  strcmp(PQgetvalue(first, 0, 0), "t") == 0);
+	PQclear(first);
+	return SQL_OK;
 }
 
 /* ---------------------------------------------------------- the JSON line */
@@ -1322,9 +1616,13 @@ record_failure(const RelayEvent *ev, const char *why)
 		PQclear(res);
 		relay_fatal(EXIT_SERVER, "okno_record_failure returned no row for event %s", ev->id);
 	}
+	in_flight.failed++;
 	if (strcmp(PQgetvalue(res, 0, 1), "t") == 0)
+	{
+		in_flight.parked++;
 		relay_log("event %s failed (%s): parked after %s attempts",
 				  ev->id, why, PQgetvalue(res, 0, 0));
+	}
 	else if (PQgetisnull(res, 0, 2))
 		relay_log("event %s failed (%s): attempt %s",
 				  ev->id, why, PQgetvalue(res, 0, 0));
@@ -1334,7 +1632,8 @@ record_failure(const RelayEvent *ev, const char *why)
 
 		relay_log("event %s failed (%s): attempt %s, next in %.1f s",
 				  ev->id, why, PQgetvalue(res, 0, 0), delay > 0 ? delay : 0.0);
-		if (!opts.once)
+		/* okno_wait knows when it is due; LISTEN and polling do not */
+		if (!opts.once && wait_mode != WAIT_SERVER)
 			add_retry_time(now_seconds() + (delay > 0 ? delay : 0.0));
 	}
 	PQclear(res);
@@ -1369,6 +1668,8 @@ release_events(PGresult *drain, int from, int to)
 	if ((st = check_result(res, PGRES_TUPLES_OK, "okno_release")) != SQL_OK)
 		return st;
 	released = (PQntuples(res) == 1) ? strtol(PQgetvalue(res, 0, 0), NULL, 10) : -1;
+	if (released > 0)
+		in_flight.released += released;
 	if (released != to - from)
 		relay_log("okno_release handed back %ld of %d events", released, to - from);
 	else if (opts.verbose)
@@ -1411,6 +1712,7 @@ begin_and_drain(PGresult **drain)
 	 * transaction it only warns).
 	 */
 	*drain = NULL;
+	memset(&in_flight, 0, sizeof(in_flight));
 	res = PQexec(conn, sql_drain);
 	if ((st = check_result(res, PGRES_TUPLES_OK, "okno_drain")) != SQL_OK)
 		return abandon_transaction(st);
@@ -1421,6 +1723,7 @@ begin_and_drain(PGresult **drain)
 		PQclear(res);
 		relay_fatal(EXIT_SERVER, "okno_drain returned %d columns, 4 expected", nfields);
 	}
+	in_flight.events = PQntuples(res);
 	*drain = res;
 	return SQL_OK;
 }
@@ -1442,6 +1745,7 @@ commit_transaction(void)
 		return SQL_RETRY;
 	}
 	PQclear(res);
+	commit_counts();
 	return SQL_OK;
 }
 
@@ -1484,6 +1788,8 @@ deliver_event(PGresult *drain, int i, bool *not_tried)
 	{
 		case DELIVERY_OK:
 			n_delivered++;
+			in_flight.delivered++;
+			observe_lag(ev.id);
 			break;
 		case DELIVERY_FAILED:
 			if ((st = record_failure(&ev, why)) != SQL_OK)
@@ -1657,6 +1963,228 @@ progress_report(bool final)
 	progress_count = count;
 }
 
+/* ----------------------------------------------------------------- metrics */
+
+static void
+buf_printf(LineBuffer *buf, const char *fmt,...)
+{
+	va_list		ap;
+	int			n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		relay_fatal(EXIT_SERVER, "vsnprintf failed");
+	buf_reserve(buf, (size_t) n);
+	va_start(ap, fmt);
+	vsnprintf(buf->data + buf->len, (size_t) n + 1, fmt, ap);
+	va_end(ap);
+	buf->len += (size_t) n;
+}
+
+/*
+ * okno_relay_delivery_lag_seconds: now minus the time the event was
+ * written, which a UUID version 7 event id carries in its first 48 bits
+ * (Unix milliseconds).  Ids of another version (events the course's
+ * service wrote before okno adopted its tables) are not observed.
+ */
+static void
+observe_lag(const char *event_id)
+{
+	unsigned long long ms = 0;
+	double		lag;
+	int			i;
+
+	if (opts.metrics_file == NULL)
+		return;
+	/* xxxxxxxx-xxxx-7xxx-...: 8 + 4 hex digits of time, then the version */
+	if (strlen(event_id) != 36 || event_id[8] != '-' || event_id[14] != '7')
+		return;
+	for (i = 0; i < 13; i++)
+	{
+		char		c = event_id[i];
+		int			d;
+
+		if (i == 8)
+			continue;
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			return;
+		ms = ms * 16 + (unsigned long long) d;
+	}
+	lag = unix_seconds() - (double) ms / 1000.0;
+	if (lag < 0)
+		lag = 0;				/* clocks apart */
+	for (i = 0; i < LAG_BUCKETS && lag > lag_bounds[i]; i++)
+		;
+	in_flight.lag_buckets[i]++;
+	in_flight.lag_count++;
+	in_flight.lag_sum += lag;
+}
+
+/* the delivery transaction committed: what it did counts */
+static void
+commit_counts(void)
+{
+	int			i;
+
+	last_success = unix_seconds();
+	if (in_flight.events == 0)
+		return;
+	n_batches++;
+	committed.events += in_flight.events;
+	committed.delivered += in_flight.delivered;
+	committed.failed += in_flight.failed;
+	committed.parked += in_flight.parked;
+	committed.released += in_flight.released;
+	for (i = 0; i <= LAG_BUCKETS; i++)
+		committed.lag_buckets[i] += in_flight.lag_buckets[i];
+	committed.lag_count += in_flight.lag_count;
+	committed.lag_sum += in_flight.lag_sum;
+	memset(&in_flight, 0, sizeof(in_flight));
+}
+
+static void
+metric_header(LineBuffer *buf, const char *name, const char *type, const char *help)
+{
+	buf_printf(buf, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/*
+ * --metrics-file: Prometheus's text exposition format, written to
+ * PATH.tmp.<pid> and renamed over PATH, so that a reader (node_exporter's
+ * textfile collector) never sees half a file.  A failure is logged once
+ * (and its end), and the relay goes on.
+ */
+static void
+metrics_write(void)
+{
+	static const struct
+	{
+		const char *name;
+		const char *help;
+	}			counters[] = {
+		{"okno_relay_events_delivered_total", "Events delivered, in delivery transactions that committed."},
+		{"okno_relay_events_failed_total", "Failed deliveries recorded with okno_record_failure (parked ones included)."},
+		{"okno_relay_events_parked_total", "Events parked after okno.max_attempts failed deliveries."},
+		{"okno_relay_events_released_total", "Events handed back undelivered with okno_release (a stop signal, a command that could not start)."},
+		{"okno_relay_batches_total", "Delivery transactions that committed with at least one event."},
+		{"okno_relay_reconnects_total", "Connections re-established after a lost one."}
+	};
+	long long	values[6];
+	LineBuffer	buf = {NULL, 0, 0};
+	char	   *tmp;
+	size_t		len;
+	size_t		done = 0;
+	long long	cumulative = 0;
+	int			fd;
+	int			i;
+	bool		failed = false;
+	int			save_errno = 0;
+
+	values[0] = committed.delivered;
+	values[1] = committed.failed;
+	values[2] = committed.parked;
+	values[3] = committed.released;
+	values[4] = n_batches;
+	values[5] = n_reconnects;
+	for (i = 0; i < 6; i++)
+	{
+		metric_header(&buf, counters[i].name, "counter", counters[i].help);
+		buf_printf(&buf, "%s %lld\n", counters[i].name, values[i]);
+	}
+	metric_header(&buf, "okno_relay_last_success_timestamp_seconds", "gauge",
+				  "Unix time of the last delivery transaction that committed, empty ones included (0: none yet).");
+	buf_printf(&buf, "okno_relay_last_success_timestamp_seconds %.3f\n", last_success);
+	metric_header(&buf, "okno_relay_delivery_lag_seconds", "histogram",
+				  "Seconds from an event's write (its UUID v7 event_id) to its delivery.");
+	for (i = 0; i <= LAG_BUCKETS; i++)
+	{
+		cumulative += committed.lag_buckets[i];
+		if (i < LAG_BUCKETS)
+			buf_printf(&buf, "okno_relay_delivery_lag_seconds_bucket{le=\"%g\"} %lld\n",
+					   lag_bounds[i], cumulative);
+		else
+			buf_printf(&buf, "okno_relay_delivery_lag_seconds_bucket{le=\"+Inf\"} %lld\n",
+					   cumulative);
+	}
+	buf_printf(&buf, "okno_relay_delivery_lag_seconds_sum %.6f\n", committed.lag_sum);
+	buf_printf(&buf, "okno_relay_delivery_lag_seconds_count %lld\n", committed.lag_count);
+
+	len = strlen(opts.metrics_file) + 32;
+	tmp = relay_malloc(len);
+	snprintf(tmp, len, "%s.tmp.%ld", opts.metrics_file, (long) getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+	{
+		failed = true;
+		save_errno = errno;
+	}
+	while (!failed && done < buf.len)
+	{
+		ssize_t		n = write(fd, buf.data + done, buf.len - done);
+
+		if (n > 0)
+			done += (size_t) n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else
+		{
+			failed = true;
+			save_errno = (n < 0) ? errno : ENOSPC;
+		}
+	}
+	if (fd >= 0 && close(fd) != 0 && !failed)
+	{
+		failed = true;
+		save_errno = errno;
+	}
+	if (!failed && rename(tmp, opts.metrics_file) != 0)
+	{
+		failed = true;
+		save_errno = errno;
+	}
+	if (failed)
+	{
+		if (fd >= 0)
+			(void) unlink(tmp);
+		if (!metrics_failing)
+			relay_log("could not write the metrics file \"%s\": %s",
+					  opts.metrics_file, strerror(save_errno));
+		metrics_failing = true;
+	}
+	else if (metrics_failing)
+	{
+		relay_log("the metrics file \"%s\" is written again", opts.metrics_file);
+		metrics_failing = false;
+	}
+	free(tmp);
+	free(buf.data);
+	metrics_time = now_seconds();
+}
+
+/* --metrics-file, if a second has passed since the last write */
+static void
+metrics_maybe_write(void)
+{
+	if (opts.metrics_file != NULL && now_seconds() - metrics_time >= METRICS_INTERVAL)
+		metrics_write();
+}
+
+/* at exit, whatever the exit status (atexit) */
+static void
+metrics_at_exit(void)
+{
+	if (opts.metrics_file != NULL)
+		metrics_write();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1664,10 +2192,14 @@ main(int argc, char **argv)
 	SqlStatus	st;
 	double		retry_delay = BACKOFF_MIN;
 	double		idle_wait = POLL_FIRST;
+	bool		woken = false;	/* the last okno_wait said an event may be due */
+	int			empty_wakes = 0;	/* ... and the drain after it found none */
 
 	parse_options(argc, argv);
 	check_std_fds();
 	setup_signals();
+	if (opts.metrics_file != NULL && atexit(metrics_at_exit) != 0)
+		relay_fatal(EXIT_SERVER, "atexit failed");
 
 	progress_tty = isatty(STDERR_FILENO);
 	progress_enabled = opts.verbose || progress_tty;
@@ -1694,7 +2226,10 @@ main(int argc, char **argv)
 		else
 			relay_log("connected to database \"%s\", batches of %d, JSON lines on stdout",
 					  PQdb(conn), opts.batch);
+		if (!opts.once)
+			relay_log("waiting between batches: %s", wait_mode_names[wait_mode]);
 	}
+	metrics_maybe_write();
 
 	while (!stop_signal)
 	{
@@ -1703,6 +2238,7 @@ main(int argc, char **argv)
 		if (conn == NULL)
 		{
 			reconnect();
+			woken = false;
 			continue;
 		}
 
@@ -1710,9 +2246,11 @@ main(int argc, char **argv)
 			st = run_exec_round(&drained);
 		else
 			st = run_batch(&drained);
+		metrics_maybe_write();
 		if (st == SQL_LOST)
 		{
 			reconnect();
+			woken = false;
 			continue;
 		}
 		if (st == SQL_RETRY)
@@ -1735,6 +2273,65 @@ main(int argc, char **argv)
 				break;			/* nothing due any more */
 			continue;
 		}
+		progress_report(false);
+
+		if (wait_mode == WAIT_SERVER)
+		{
+			/*
+			 * In the server: okno_wait returns at once if more are due.  A
+			 * wake can still find nothing to drain (another relay took the
+			 * event first): when it does, pause before the next wait, 10 ms
+			 * doubling up to 1 s (or --poll, if shorter), so that relays
+			 * racing each other do not spin.  An event written during the
+			 * pause is found when okno_wait begins.
+			 */
+			if (drained > 0 || !woken)
+				empty_wakes = 0;
+			else if (empty_wakes < 30)
+				empty_wakes++;
+
+			/*
+			 * After a drain that found events, let those of the next 10 ms
+			 * gather and drain again, as polling does: woken by every
+			 * commit, a relay under load would run a delivery transaction
+			 * for every few creates and take the CPU the writers need.
+			 * Only a drain that found nothing is followed by okno_wait, so
+			 * an idle relay is woken at once by the next commit.
+			 */
+			if (drained > 0)
+			{
+				sleep_interruptible(POLL_FIRST);
+				woken = false;	/* the next drain follows a pause, not a wake */
+				continue;
+			}
+			if (empty_wakes > 0)
+			{
+				double		pause = POLL_FIRST;
+				double		most = (opts.poll < EMPTY_WAKE_PAUSE_MAX) ? opts.poll : EMPTY_WAKE_PAUSE_MAX;
+				int			i;
+
+				for (i = 1; i < empty_wakes && pause < most; i++)
+					pause *= 2;
+				sleep_interruptible(pause < most ? pause : most);
+				if (stop_signal)
+					break;
+			}
+			st = wait_in_server(&woken);
+			if (st == SQL_LOST)
+			{
+				reconnect();
+				woken = false;
+			}
+			else if (st == SQL_RETRY)
+			{
+				sleep_interruptible(retry_delay);
+				retry_delay *= 2;
+				if (retry_delay > BACKOFF_MAX)
+					retry_delay = BACKOFF_MAX;
+			}
+			continue;
+		}
+
 		/*
 		 * Without notifications (okno.notify is off by default), look again
 		 * soon after a drain that found events, and back off while there
@@ -1744,7 +2341,6 @@ main(int argc, char **argv)
 			idle_wait = POLL_FIRST;
 		else if (idle_wait < opts.poll)
 			idle_wait *= 2;
-		progress_report(false);
 		if (!wait_for_work(idle_wait < opts.poll ? idle_wait : opts.poll))
 			reconnect();
 	}

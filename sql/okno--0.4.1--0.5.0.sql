@@ -165,3 +165,12 @@ COMMENT ON FUNCTION @extschema@.okno_drop_guard() IS
 CREATE EVENT TRIGGER okno_drop_guard ON ddl_command_start
     WHEN TAG IN ('DROP EXTENSION', 'DROP OWNED')
     EXECUTE FUNCTION @extschema@.okno_drop_guard();
+
+-- 0.5.0: a relay waits inside the server for the next event (a procedure:
+-- it ends the check's transaction, so no snapshot stays while it waits)
+CREATE PROCEDURE @extschema@.okno_wait(timeout_ms integer, INOUT woken boolean DEFAULT NULL)
+AS 'MODULE_PATHNAME', 'okno_wait'
+LANGUAGE C;
+
+COMMENT ON PROCEDURE @extschema@.okno_wait(integer, boolean) IS
+'wait up to timeout_ms for an outbox event to be due; woken is true when one may be, false at the timeout';

@@ -814,6 +814,15 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.okno_release(uuid) IS
 'hand a drained event back undelivered, without counting an attempt; false if unknown or not delivered';
 
+-- 0.5.0: a relay waits inside the server for the next event (a procedure:
+-- it ends the check's transaction, so no snapshot stays while it waits)
+CREATE PROCEDURE @extschema@.okno_wait(timeout_ms integer, INOUT woken boolean DEFAULT NULL)
+AS 'MODULE_PATHNAME', 'okno_wait'
+LANGUAGE C;
+
+COMMENT ON PROCEDURE @extschema@.okno_wait(integer, boolean) IS
+'wait up to timeout_ms for an outbox event to be due; woken is true when one may be, false at the timeout';
+
 CREATE FUNCTION @extschema@.okno_requeue(event_id uuid)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'okno_requeue'

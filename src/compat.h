@@ -21,8 +21,15 @@
 #include "nodes/bitmapset.h"
 #include "nodes/execnodes.h"
 #include "nodes/parsenodes.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
 #if PG_VERSION_NUM >= 160000
 #include "parser/parse_relation.h"
+#endif
+#if PG_VERSION_NUM >= 170000
+#include "storage/procarray.h"
+#else
+#include "storage/sinvaladt.h"
 #endif
 
 /* 18 spells "does not return" as a prefix and dropped the suffix */
@@ -97,6 +104,21 @@ okno_index_beginscan(Relation heap, Relation index, Snapshot snapshot, int nkeys
 	return index_beginscan(heap, index, snapshot, NULL, nkeys, 0);
 #else
 	return index_beginscan(heap, index, snapshot, nkeys, 0);
+#endif
+}
+
+/*
+ * The PGPROC of the backend running a virtual transaction (NULL if there is
+ * none): 17 numbers backends by their PGPROC slot, before they had a
+ * BackendId.
+ */
+static inline PGPROC *
+okno_vxid_proc(VirtualTransactionId vxid)
+{
+#if PG_VERSION_NUM >= 170000
+	return ProcNumberGetProc(vxid.procNumber);
+#else
+	return BackendIdGetProc(vxid.backendId);
 #endif
 }
 

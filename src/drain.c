@@ -22,7 +22,9 @@
  * index), and a scan from the start walks them all: with a million of them
  * a drain takes milliseconds instead of microseconds.  So each backend
  * keeps a cursor, the last id it handed out, and starts its next scan after
- * it.  Events that become due again behind the cursor (a drain that rolled
+ * it (or from the ids of 100 ms ago, if those are lower: the events of
+ * transactions that committed after the cursor passed them).  Events that
+ * become due again behind the cursor (a drain that rolled
  * back in another session, a release, a requeue, a retry coming due) are
  * found by a scan from the start, which happens when the scan from the
  * cursor finds nothing, at least every five seconds, after this backend's own
@@ -74,6 +76,13 @@
 
 /* a scan from the start of the pending index at least this often (5 s) */
 #define OKNO_DRAIN_RESCAN_US	((int64) 5000000)
+
+/*
+ * A scan from the cursor starts this far back in time (in ids: they begin
+ * with their Unix time in milliseconds), for the events of transactions
+ * that were still running when the cursor passed their ids (100 ms)
+ */
+#define OKNO_DRAIN_LOOKBACK_MS	100
 
 static pg_uuid_t drain_cursor;		/* the last id this backend handed out */
 static bool drain_cursor_valid = false;
@@ -312,6 +321,49 @@ hint_lower_bound(pg_uuid_t *lower)
 }
 
 /*
+ * The lower bound of a scan from the cursor: the cursor, or the first id of
+ * OKNO_DRAIN_LOOKBACK_MS ago if that is lower.  Under steady load a scan
+ * from the cursor always finds events, so one that a transaction wrote
+ * before the cursor passed its id and committed after would otherwise wait
+ * for the next scan from the start (up to five seconds); the look back
+ * finds it at once for the price of the entries delivered in the last
+ * 100 ms.
+ */
+static void
+cursor_bound(pg_uuid_t *lower)
+{
+	int64		ms = okno_now_unix_us() / 1000 - OKNO_DRAIN_LOOKBACK_MS;
+	pg_uuid_t	back;
+	int			i;
+
+	memset(&back, 0, sizeof(back));
+	for (i = 0; i < 6; i++)
+		back.data[i] = (uint8) ((uint64) ms >> (40 - 8 * i));
+	if (memcmp(&back, &drain_cursor, sizeof(back)) < 0)
+		*lower = back;
+	else
+		*lower = drain_cursor;
+}
+
+/*
+ * Where this backend's next drain would start scanning: from its cursor
+ * (true, *lower set) or from the start (false).  okno_wait checks from
+ * there too, so that it does not walk what the drains skip.
+ */
+bool
+okno_drain_scan_start(pg_uuid_t *lower)
+{
+	if (drain_cursor_valid &&
+		GetCurrentTimestamp() - drain_last_full_scan < OKNO_DRAIN_RESCAN_US)
+	{
+		cursor_bound(lower);
+		return true;
+	}
+	memset(lower, 0, sizeof(*lower));
+	return false;
+}
+
+/*
  * Drain up to max_events due events into the function's result set: from
  * this backend's cursor when it has one and the last scan from the start
  * is recent; in a session's first drain, from the hint; otherwise (or when
@@ -330,7 +382,10 @@ drain_due(FunctionCallInfo fcinfo, const char *fname, int32 max_events, int ncol
 
 	okno_spi_connect();
 	if (drain_cursor_valid && now - drain_last_full_scan < OKNO_DRAIN_RESCAN_US)
-		n = run_drain(rsinfo, &drain_plan, max_events, &drain_cursor, ncols, NULL);
+	{
+		cursor_bound(&start);
+		n = run_drain(rsinfo, &drain_plan, max_events, &start, ncols, NULL);
+	}
 	else if (drain_fresh && hint_lower_bound(&start))
 	{
 		n = run_drain(rsinfo, &drain_plan, max_events, &start, ncols, &first);

@@ -174,6 +174,8 @@ okno_record_failure(PG_FUNCTION_ARGS)
 	{
 		values[3] = TimestampTzGetDatum(now + retry_delay_us(attempts));
 		nulls[4] = 'n';
+		/* waiting relays learn when it comes due */
+		okno_wake_at_commit();
 	}
 	rc = SPI_execute_plan(okno_plan(&record_failure_plan), values, nulls, false, 0);
 	okno_check_spi(rc, SPI_OK_UPDATE_RETURNING, "outbox failure update");

@@ -19,6 +19,10 @@
  * SQL functions have objsubid 1 or 2; this one has classid OKNO_LOCK_CLASS,
  * objid = the resource id and objsubid 3.
  *
+ * The tags of okno_wait (wait.c) are okno's too, with objsubid 4: objid 0
+ * for the sessions that wait, 1 for the prepared transactions whose events
+ * wake them at COMMIT PREPARED.
+ *
  * Copyright (c) 2026, the okno authors
  *
  *-------------------------------------------------------------------------
@@ -34,6 +38,7 @@
 /* "okno" in ASCII; classid of the resource lock in pg_locks. */
 #define OKNO_LOCK_CLASS		0x6F6B6E6FU
 #define OKNO_LOCK_SUBID_RESOURCE	3
+#define OKNO_LOCK_SUBID_WAIT		4
 
 /*
  * Take the course's lock for (actor, key); key is already validated.
@@ -70,4 +75,15 @@ okno_lock_resource(int32 resource_id)
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, OKNO_LOCK_CLASS, (uint32) resource_id,
 						 OKNO_LOCK_SUBID_RESOURCE);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/*
+ * The tag of okno_wait's waiters (which = OKNO_WAIT_TAG_WAITERS) or of the
+ * prepared transactions with events (OKNO_WAIT_TAG_PREPARED).
+ */
+void
+okno_wait_tag(LOCKTAG *tag, uint32 which)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, OKNO_LOCK_CLASS, which,
+						 OKNO_LOCK_SUBID_WAIT);
 }

@@ -143,6 +143,7 @@ _PG_init(void)
 	okno_drain_init();
 	okno_handout_init();
 	okno_insert_init();
+	okno_wait_init();
 	CacheRegisterRelcacheCallback(okno_relcache_callback, (Datum) 0);
 	CacheRegisterSyscacheCallback(NAMESPACEOID, okno_namespace_callback, (Datum) 0);
 }

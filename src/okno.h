@@ -20,6 +20,7 @@
 #include "nodes/execnodes.h"
 #include "executor/spi.h"
 #include "nodes/parsenodes.h"
+#include "storage/lock.h"
 #include "utils/rel.h"
 #include "utils/jsonb.h"
 #include "utils/uuid.h"
@@ -101,6 +102,7 @@ extern void okno_handout_watch(FunctionCallInfo fcinfo, const char *fname, uint6
 /* drain.c */
 extern void okno_drain_init(void);
 extern void okno_drain_forget_cursor(void);
+extern bool okno_drain_scan_start(pg_uuid_t *lower);
 
 /* key.c */
 extern void okno_check_key(text *key);
@@ -119,6 +121,9 @@ extern void okno_fingerprint_hex(const OknoBookingIn *in, int version,
 /* lock.c */
 extern void okno_lock_request(int32 actor, text *key);
 extern void okno_lock_resource(int32 resource_id);
+#define OKNO_WAIT_TAG_WAITERS	0
+#define OKNO_WAIT_TAG_PREPARED	1
+extern void okno_wait_tag(LOCKTAG *tag, uint32 which);
 
 /* response.c */
 extern Jsonb *okno_booking_card(int64 id, int32 actor, const OknoBookingIn *in,
@@ -171,5 +176,9 @@ extern void okno_store_event(pg_uuid_t *id, const char *kind, Jsonb *payload);
 extern void okno_insert_event(const char *kind, Jsonb *payload);
 extern void okno_notify(void);
 extern void okno_new_event_id(pg_uuid_t *id);
+
+/* wait.c */
+extern void okno_wait_init(void);
+extern void okno_wake_at_commit(void);
 
 #endif							/* OKNO_H */

@@ -88,11 +88,13 @@ okno_insert_event(const char *kind, Jsonb *payload)
 }
 
 /*
- * Queue NOTIFY okno_outbox: an event is (or will be, at commit) due.
+ * An event is (or will be, at commit) due: wake the relays waiting in
+ * okno_wait at commit, and queue NOTIFY okno_outbox if okno.notify is on.
  */
 void
 okno_notify(void)
 {
+	okno_wake_at_commit();
 	if (okno_notify_enabled)
 		Async_Notify(OKNO_NOTIFY_CHANNEL, "");
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # relay_reconnect: a relay whose session is killed (pg_terminate_backend)
-# says so on stderr, connects again, LISTENs again and goes on delivering.
-# Once while it waits for work (--poll 60, and okno.notify on for the
-# database: only a NOTIFY on the new session can bring the later events in
-# time), once in the middle of a
+# says so on stderr, connects again, waits again (in okno_wait, or with
+# LISTEN where okno has none) and goes on delivering.  Once while it waits
+# for work (--poll 60, and okno.notify on for the database: only a wake-up
+# on the new session, okno_wait's or a NOTIFY, can bring the later events
+# in time), once in the middle of a
 # batch (the batch is lost with the session and handed out again: every
 # event still arrives).
 #

@@ -1,0 +1,498 @@
+/*-------------------------------------------------------------------------
+ *
+ * wait.c
+ *	  CALL okno_wait(timeout_ms): a relay waits inside the server until an
+ *	  event may be due, and the commit that wrote one wakes it.
+ *
+ * No shared memory of okno's own (a trusted extension cannot ask for it)
+ * and no NOTIFY (PostgreSQL serialises the commits of notifying
+ * transactions).  The waiters are found through the lock manager instead:
+ *
+ * - A waiter holds a session advisory lock on okno's wait tag, in share
+ *	 mode, for as long as it waits.  Waiters never conflict with each other,
+ *	 and nobody ever asks for the tag in a mode that conflicts.
+ *
+ * - A transaction that wrote an event, or made one due again, looks the
+ *	 tag's holders up once it has committed (GetLockConflicts, the lock
+ *	 manager's own lookup: one shared partition lock and a hash probe, with
+ *	 nothing found when nobody waits) and sets their latches.  It does so
+ *	 after its commit is visible, so the woken waiter's next drain sees the
+ *	 event; a transaction that rolls back wakes nobody.  Writers take no lock
+ *	 and wait for nothing, so commits are not serialised.
+ *
+ * - A transaction prepared for two-phase commit has no commit of its own in
+ *	 this backend: COMMIT PREPARED may run anywhere, even in a session that
+ *	 never loaded okno.  So a prepared transaction that wrote an event
+ *	 keeps a transaction-level advisory lock on a second tag (the prepared
+ *	 transaction inherits it, and COMMIT or ROLLBACK PREPARED releases it),
+ *	 and while any such lock exists a waiter looks every
+ *	 OKNO_WAIT_PREPARED_POLL_MS whether one has gone; when one has, it
+ *	 checks the outbox, which tells a commit from a rollback.
+ *
+ * The wait takes no snapshot: it checks the outbox once on entry (is an
+ * event due now, and when does the next delayed one come due), commits that
+ * check's transaction as a procedure may, and sleeps on its latch with no
+ * xmin, so a waiting relay never holds back VACUUM.  That is why okno_wait
+ * is a procedure, called on its own (CALL), and refused inside a
+ * transaction block, where it would have to keep the transaction's
+ * snapshot.
+ *
+ * The tags are advisory locks of okno's database with a fourth key field
+ * that the SQL advisory lock functions never use (they use 1 and 2), so no
+ * SQL caller can take or block them (lock.c): in pg_locks, locktype
+ * 'advisory', classid 1869311599 ("okno"), objid 0 (waiters) or 1
+ * (prepared transactions with events), objsubid 4.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "storage/latch.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "utils/builtins.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "okno.h"
+#include "compat.h"
+
+/* while a prepared transaction holds events, look this often (ms) */
+#define OKNO_WAIT_PREPARED_POLL_MS	10
+
+/* while open drains hold every due event, look this often (ms) */
+#define OKNO_WAIT_HELD_POLL_MS		100
+
+PG_FUNCTION_INFO_V1(okno_wait);
+
+/* this transaction wrote an event or made one due: wake waiters at commit */
+static bool wake_at_commit = false;
+
+/* this backend holds the waiters' tag (a session lock) */
+static bool holding_wait_tag = false;
+
+/*
+ * The due events, in the order drains take them, with the transaction (if
+ * any) that last updated or locked each: a drain that has not committed
+ * yet holds its events, and those are not due for anyone else.
+ */
+static OknoPlan due_plan = {
+	.sql =
+	"SELECT p.xmax FROM %1$s.outbox AS p"
+	" WHERE p.delivered_at IS NULL AND p.parked_at IS NULL"
+	"   AND p.id OPERATOR(pg_catalog.>) $1"
+	"   AND (p.available_at IS NULL"
+	"        OR p.available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())"
+	" ORDER BY p.id LIMIT 1000",
+	.nargs = 1,
+	.argtypes = {UUIDOID}
+};
+
+/* when the first delayed event comes due (NULL: none) */
+static OknoPlan next_due_plan = {
+	.sql =
+	"SELECT pg_catalog.min(p.available_at) FROM %1$s.outbox AS p"
+	" WHERE p.delivered_at IS NULL AND p.parked_at IS NULL"
+	"   AND p.available_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()",
+	.nargs = 0
+};
+
+typedef enum OutboxState
+{
+	OUTBOX_IDLE,				/* nothing due */
+	OUTBOX_HELD,				/* due events, all held by open drains */
+	OUTBOX_DUE					/* an event is due and free to drain */
+} OutboxState;
+
+/*
+ * Set the latch of every backend that holds the waiters' tag.
+ */
+static void
+wake_waiters(void)
+{
+	LOCKTAG		tag;
+	VirtualTransactionId *holders;
+	int			n;
+	int			i;
+
+	okno_wait_tag(&tag, OKNO_WAIT_TAG_WAITERS);
+	holders = GetLockConflicts(&tag, ExclusiveLock, &n);
+	for (i = 0; i < n; i++)
+	{
+		PGPROC	   *proc = okno_vxid_proc(holders[i]);
+
+		/* it may have stopped waiting since: a spurious wake is harmless */
+		if (proc != NULL)
+			SetLatch(&proc->procLatch);
+	}
+	pfree(holders);
+}
+
+/*
+ * How many transactions (prepared ones, or ones being prepared) hold events
+ * that their COMMIT PREPARED will make due.
+ */
+static int
+count_prepared(void)
+{
+	LOCKTAG		tag;
+	VirtualTransactionId *holders;
+	int			n;
+
+	okno_wait_tag(&tag, OKNO_WAIT_TAG_PREPARED);
+	holders = GetLockConflicts(&tag, ExclusiveLock, &n);
+	pfree(holders);
+	return n;
+}
+
+static void
+release_wait_tag(void)
+{
+	LOCKTAG		tag;
+
+	if (!holding_wait_tag)
+		return;
+	holding_wait_tag = false;
+	okno_wait_tag(&tag, OKNO_WAIT_TAG_WAITERS);
+	LockRelease(&tag, ShareLock, true);
+}
+
+static void
+wait_xact_callback(XactEvent event, void *arg pg_attribute_unused())
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+			if (wake_at_commit)
+			{
+				wake_at_commit = false;
+				wake_waiters();
+			}
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			if (wake_at_commit)
+			{
+				LOCKTAG		tag;
+
+				/* the prepared transaction keeps it until it ends */
+				okno_wait_tag(&tag, OKNO_WAIT_TAG_PREPARED);
+				(void) LockAcquire(&tag, ShareLock, false, false);
+			}
+			break;
+		case XACT_EVENT_PREPARE:
+			wake_at_commit = false;
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			wake_at_commit = false;
+			/* a wait that ended in an error (cancel, timeout) */
+			release_wait_tag();
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * Register what this file needs to know of transactions.
+ */
+void
+okno_wait_init(void)
+{
+	RegisterXactCallback(wait_xact_callback, NULL);
+}
+
+/*
+ * This transaction wrote an event or made one due again: when it commits,
+ * wake the relays that wait in okno_wait.  (One that rolls back, or rolls
+ * back the subtransaction that wrote, wakes them for nothing at commit at
+ * worst.)
+ */
+void
+okno_wake_at_commit(void)
+{
+	wake_at_commit = true;
+}
+
+/*
+ * Is transaction xid still running?  Its lock says so, as for a row lock
+ * wait, but without waiting: the lock table only, never the commit log, so
+ * that an xmax that is a MultiXactId (a row share-locked by several
+ * transactions) cannot make it fail; such a row just counts as free.
+ */
+static bool
+xact_running(TransactionId xid)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_TRANSACTION(tag, xid);
+	if (LockAcquire(&tag, ShareLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	LockRelease(&tag, ShareLock, false);
+	return false;
+}
+
+/*
+ * Look at the outbox in a snapshot of its own, then end the transaction so
+ * that no snapshot stays.  OUTBOX_DUE if an event is due that no open drain
+ * holds (a drain that has not committed yet holds its events: without this,
+ * a relay would be woken at once, again and again, by the events another
+ * relay is delivering); otherwise *next_due is when the first delayed
+ * event comes due (0 if none).
+ */
+static OutboxState
+scan_due(const pg_uuid_t *lower)
+{
+	Portal		portal;
+	OutboxState state = OUTBOX_IDLE;
+	Datum		arg = UUIDPGetDatum(lower);
+	bool		isnull;
+	Datum		value;
+
+	portal = SPI_cursor_open(NULL, okno_plan(&due_plan), &arg, NULL, false);
+	while (state != OUTBOX_DUE)
+	{
+		uint64		i;
+
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, 50);
+		if (SPI_processed == 0)
+			break;
+		for (i = 0; i < SPI_processed; i++)
+		{
+			TransactionId xmax;
+
+			value = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+			xmax = isnull ? InvalidTransactionId : DatumGetTransactionId(value);
+			if (!TransactionIdIsNormal(xmax) || !xact_running(xmax))
+			{
+				state = OUTBOX_DUE;
+				break;
+			}
+			state = OUTBOX_HELD;
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	return state;
+}
+
+static OutboxState
+check_outbox(TimestampTz *next_due)
+{
+	pg_uuid_t	lower;
+	OutboxState state;
+	bool		isnull;
+	Datum		value;
+	int			rc;
+
+	*next_due = 0;
+
+	/*
+	 * From where this backend's next drain would scan (its cursor: under
+	 * load, the entries behind it are mostly those of delivered events that
+	 * VACUUM has not removed yet), and from the start if nothing is free
+	 * there, as the drain does.
+	 */
+	if (okno_drain_scan_start(&lower))
+	{
+		state = scan_due(&lower);
+		if (state != OUTBOX_DUE)
+		{
+			memset(&lower, 0, sizeof(lower));
+			state = scan_due(&lower);
+		}
+	}
+	else
+		state = scan_due(&lower);
+
+	if (state != OUTBOX_DUE)
+	{
+		rc = SPI_execute_plan(okno_plan(&next_due_plan), NULL, NULL, false, 1);
+		okno_check_spi(rc, SPI_OK_SELECT, "outbox wait check");
+		if (SPI_processed != 1)
+			elog(ERROR, "outbox wait check returned " UINT64_FORMAT " rows", SPI_processed);
+		value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+			*next_due = DatumGetTimestampTz(value);
+	}
+
+	/*
+	 * The check's snapshot goes with its transaction (SPI_commit starts the
+	 * next one), so none is left while this backend sleeps.
+	 */
+	SPI_commit();
+
+	return state;
+}
+
+static int
+ms_until(TimestampTz now, TimestampTz then)
+{
+	int64		us = then - now;
+
+	if (us <= 0)
+		return 0;
+	if (us >= (int64) INT_MAX * 1000)
+		return INT_MAX;
+	return (int) ((us + 999) / 1000);
+}
+
+/*
+ * Wait until an event is due or the timeout passes; true for the former.
+ * The caller holds the waiters' tag.
+ */
+static bool
+wait_for_event(int32 timeout_ms)
+{
+	TimestampTz end;
+	TimestampTz next_due;
+	OutboxState state;
+	int			nprepared;
+
+	end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+
+	/*
+	 * A commit from here on sets the latch: reset it before a check, never
+	 * between a check and the sleep, so a commit that a check did not see
+	 * still ends the sleep.
+	 */
+	ResetLatch(MyLatch);
+	state = check_outbox(&next_due);
+	if (state == OUTBOX_DUE)
+		return true;
+	nprepared = count_prepared();
+
+	for (;;)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+		bool		recheck = false;
+		int			sleep_ms;
+		int			rc;
+
+		if (now >= end)
+			return false;
+		sleep_ms = ms_until(now, end);
+		if (next_due != 0)
+			sleep_ms = Min(sleep_ms, ms_until(now, next_due));
+		if (nprepared > 0)
+			sleep_ms = Min(sleep_ms, OKNO_WAIT_PREPARED_POLL_MS);
+		if (state == OUTBOX_HELD)
+			sleep_ms = Min(sleep_ms, OKNO_WAIT_HELD_POLL_MS);
+
+		rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					   sleep_ms, PG_WAIT_EXTENSION);
+		if (rc & WL_LATCH_SET)
+		{
+			/*
+			 * A commit that wrote an event, or one of the signals that set
+			 * every latch (a timer, a cache catch-up, a cancel): only the
+			 * outbox tells them apart.
+			 */
+			ResetLatch(MyLatch);
+			recheck = true;
+		}
+		/* cancel, statement_timeout, lock_timeout, shutdown */
+		CHECK_FOR_INTERRUPTS();
+
+		/* a delayed event came due */
+		if (next_due != 0 && GetCurrentTimestamp() >= next_due)
+			recheck = true;
+		/* an open drain's events: due again if it rolled back */
+		if (state == OUTBOX_HELD)
+			recheck = true;
+		/* a prepared transaction ended: committed or rolled back */
+		if (nprepared > 0)
+		{
+			int			n = count_prepared();
+
+			if (n < nprepared)
+				recheck = true;
+			nprepared = n;
+		}
+
+		if (recheck)
+		{
+			state = check_outbox(&next_due);
+			if (state == OUTBOX_DUE)
+				return true;
+		}
+	}
+}
+
+/*
+ * CALL okno_wait(timeout_ms integer, INOUT woken boolean DEFAULT NULL)
+ *
+ * Returns when an event is due (woken: true) or after timeout_ms
+ * milliseconds (false).  lock_timeout, when set and shorter, ends the wait
+ * as it ends a wait for a lock (55P03).
+ */
+Datum
+okno_wait(PG_FUNCTION_ARGS)
+{
+	CallContext *call = (CallContext *) fcinfo->context;
+	int32		timeout_ms;
+	bool		woken;
+	LOCKTAG		tag;
+	TupleDesc	tupdesc;
+	Datum		value;
+	bool		isnull = false;
+
+	if (call == NULL || !IsA(call, CallContext) || call->atomic)
+		ereport(ERROR,
+				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+				 errmsg("okno_wait() cannot run inside a transaction block"),
+				 errdetail("A wait inside a transaction would keep its snapshot, and with it every row version VACUUM could remove."),
+				 errhint("Run CALL okno_wait(timeout_ms) on its own, outside BEGIN ... COMMIT and outside functions.")));
+	/* it ends its transaction, which a subtransaction (EXCEPTION) may not */
+	if (IsSubTransaction())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+				 errmsg("okno_wait() cannot run inside a subtransaction"),
+				 errhint("Call it outside PL/pgSQL blocks with an EXCEPTION clause.")));
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("timeout_ms must not be null")));
+	timeout_ms = PG_GETARG_INT32(0);
+	if (timeout_ms < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timeout_ms must not be negative"),
+				 errhint("Pass the longest wait in milliseconds; 0 only checks for due events.")));
+
+	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect_ext failed");
+
+	okno_wait_tag(&tag, OKNO_WAIT_TAG_WAITERS);
+	if (LockAcquire(&tag, ShareLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
+		elog(ERROR, "okno's wait tag is locked");
+	holding_wait_tag = true;
+
+	if (LockTimeout > 0)
+		enable_timeout_after(LOCK_TIMEOUT, LockTimeout);
+	woken = wait_for_event(timeout_ms);
+	if (LockTimeout > 0)
+		disable_timeout(LOCK_TIMEOUT, false);
+	release_wait_tag();
+
+	okno_spi_finish();
+
+	/* the procedure's INOUT parameter, as a one-column row */
+	tupdesc = CreateTemplateTupleDesc(1);
+	TupleDescInitEntry(tupdesc, (AttrNumber) 1, "woken", BOOLOID, -1, 0);
+	tupdesc = BlessTupleDesc(tupdesc);
+	value = BoolGetDatum(woken);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, &value, &isnull)));
+}

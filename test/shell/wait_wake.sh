@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# wait_wake: CALL okno_wait(timeout_ms) while other sessions work.  The
+# commit of a transaction that wrote an event wakes a waiting session (every
+# waiting session); a rollback does not, and neither does ROLLBACK PREPARED,
+# while COMMIT PREPARED does.  The events an open drain holds are due for
+# nobody else until it rolls back.  While it waits, the waiting backend has no
+# xmin and no xid.  pg_cancel_backend and pg_terminate_backend end the wait,
+# and no lock of okno's stays behind.  (Waits that need no second session:
+# test/specs/wait_wake.spec and test/sql/wait.sql.)
+#
+# Runs against the throwaway cluster of tools/run (PGHOST, PGPORT, PGUSER);
+# prints one "ok - ..." or "not ok - ..." line per check.  Bounds are
+# generous (a wake is expected within 10 s); nothing here measures speed.
+cd "$(dirname "$0")/../.." || exit 1
+. relay/testlib.sh
+
+db=okno_wait_wake
+new_db "$db"
+
+now_ms() { date +%s%3N; }
+
+# the writer: one psql session fed through a pipe, so a transaction stays
+# open between steps
+mkfifo "$work/writer.in"
+"$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=0 -d "$db" <"$work/writer.in" >"$work/writer.out" 2>&1 &
+PIDS+=($!)
+exec 7>"$work/writer.in"
+n=0
+writer() { echo "$1" >&7; }
+writer_create() {	# BEGIN and a create (hour n of 2030), left open
+	n=$((n + 1))
+	writer "BEGIN; SELECT okno_create_booking(1, 'w$n', jsonb_build_object('resource_id', 1, 'starts_at', to_char(timestamp '2030-01-01' + $n * interval '1 hour', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), 'ends_at', to_char(timestamp '2030-01-01 01:00' + $n * interval '1 hour', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))) ->> 'status';"
+}
+writer_sync() {	# wait until the writer has run everything sent so far
+	n=$((n + 1))
+	writer "SELECT 'sync$n';"
+	wait_until 10 grep -q "^sync$n\$" "$work/writer.out"
+}
+
+# start_wait NAME MS: CALL okno_wait(MS) in the background
+start_wait() {
+	rm -f "$work/$1.out"
+	( s=$(now_ms); "$PGBIN/psql" -X -q -At -d "$db" -c "CALL okno_wait($2)" >"$work/$1.out" 2>&1
+	  echo "elapsed $(( $(now_ms) - s ))" >>"$work/$1.out" ) &
+	eval "${1}_pid=$!"
+	PIDS+=($!)
+}
+waiters() { q "$db" "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CALL okno_wait%' AND wait_event_type = 'Extension'"; }
+waiting() { [ "$(waiters)" -ge "${1:-1}" ]; }
+finished() { exited "$(eval echo "\$${1}_pid")"; }
+result() { head -n 1 "$work/$1.out"; }
+elapsed() { sed -n 's/^elapsed //p' "$work/$1.out"; }
+locks() { q "$db" "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 4"; }
+drain_all() { q "$db" "SELECT count(*) FROM okno_drain(1000)" >/dev/null; }
+
+# 1. a commit wakes every waiting session
+writer_create
+writer_sync
+start_wait a 60000
+start_wait b 60000
+check_true "two sessions wait in okno_wait" wait_until 10 waiting 2
+check "a waiting backend has no xmin and no xid" "2" \
+	"$(q "$db" "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CALL okno_wait%' AND wait_event_type = 'Extension' AND backend_xmin IS NULL AND backend_xid IS NULL")"
+check "the waiters hold okno's wait tag, shared" "2" \
+	"$(q "$db" "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1869311599 AND objid = 0 AND objsubid = 4 AND mode = 'ShareLock' AND granted")"
+writer "COMMIT;"
+check_true "the commit ends the first wait" wait_until 10 finished a
+check_true "and the second" wait_until 10 finished b
+check "the first wait says woken" "t" "$(result a)"
+check "the second wait says woken" "t" "$(result b)"
+drain_all
+
+# 2. a rollback does not: the wait runs to its timeout
+writer_create
+writer_sync
+start_wait r 1500
+check_true "a session waits (1.5 s)" wait_until 10 waiting
+writer "ROLLBACK;"
+check_true "the wait ends" wait_until 10 finished r
+check "after a rollback the wait ends at its timeout, not woken" "f" "$(result r)"
+check_true "and not before it" test "$(elapsed r)" -ge 1400
+
+# 3. a prepared transaction's events wake it at COMMIT PREPARED
+writer_create
+writer "PREPARE TRANSACTION 'okno_wait_1';"
+writer_sync
+start_wait p 60000
+check_true "a session waits while a prepared transaction holds an event" wait_until 10 waiting
+check "the prepared transaction holds okno's prepared-events tag" "1" \
+	"$(q "$db" "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1869311599 AND objid = 1 AND objsubid = 4 AND pid IS NULL")"
+q "$db" "COMMIT PREPARED 'okno_wait_1'"
+check_true "COMMIT PREPARED ends the wait" wait_until 10 finished p
+check "the wait says woken" "t" "$(result p)"
+drain_all
+
+# 4. ROLLBACK PREPARED does not
+writer_create
+writer "PREPARE TRANSACTION 'okno_wait_2';"
+writer_sync
+start_wait rp 1500
+check_true "a session waits (1.5 s)" wait_until 10 waiting
+q "$db" "ROLLBACK PREPARED 'okno_wait_2'"
+check_true "the wait ends" wait_until 10 finished rp
+check "after ROLLBACK PREPARED the wait ends at its timeout, not woken" "f" "$(result rp)"
+check_true "and not before it" test "$(elapsed rp)" -ge 1400
+
+# 5. a create in its own transaction (autocommit) wakes it
+start_wait c 60000
+check_true "a session waits" wait_until 10 waiting
+writer "SELECT okno_create_booking(1, 'auto', jsonb_build_object('resource_id', 1, 'starts_at', '2031-01-01T10:00:00Z', 'ends_at', '2031-01-01T11:00:00Z')) ->> 'status';"
+check_true "an autocommitted create ends the wait" wait_until 10 finished c
+check "the wait says woken" "t" "$(result c)"
+drain_all
+
+# 6. the events a drain holds (not committed yet) are not due for anyone
+# else: the wait goes on, and ends when that drain rolls back
+writer "SELECT okno_create_booking(1, 'held', jsonb_build_object('resource_id', 1, 'starts_at', '2031-01-02T10:00:00Z', 'ends_at', '2031-01-02T11:00:00Z')) ->> 'status';"
+writer "BEGIN; SELECT count(*) AS held FROM okno_drain(10);"
+writer_sync
+start_wait h 1500
+check_true "a session waits while another holds the only due event" wait_until 10 waiting
+check_true "the wait ends" wait_until 10 finished h
+check "an event an open drain holds does not end the wait" "f" "$(result h)"
+check_true "and the wait ran to its timeout" test "$(elapsed h)" -ge 1400
+start_wait h2 60000
+check_true "a session waits" wait_until 10 waiting
+writer "ROLLBACK;"
+check_true "the drain's rollback ends the wait (the event is due again)" wait_until 10 finished h2
+check "the wait says woken" "t" "$(result h2)"
+drain_all
+
+# 7. cancel and terminate end the wait; no lock stays
+start_wait x 60000
+check_true "a session waits" wait_until 10 waiting
+q "$db" "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'CALL okno_wait%'" >/dev/null
+check_true "pg_cancel_backend ends the wait" wait_until 10 finished x
+check_true "with the cancel error" grep -q "canceling statement due to user request" "$work/x.out"
+start_wait y 60000
+check_true "a session waits" wait_until 10 waiting
+q "$db" "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'CALL okno_wait%'" >/dev/null
+check_true "pg_terminate_backend ends the wait" wait_until 10 finished y
+check_true "with the terminate error" grep -q "terminating connection due to administrator command" "$work/y.out"
+check_true "no lock of okno's wait stays" wait_until 10 test "$(locks)" = 0
+check "the writer saw no error" "" "$(grep -E 'ERROR|FATAL' "$work/writer.out")"
+exec 7>&-
