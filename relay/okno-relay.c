@@ -963,25 +963,40 @@ setup_session(void)
 	if (opts.wait == WAIT_SERVER)
 	{
 		WaitMode	previous = wait_mode;
+		char		outbox[600];
+		const char *params[2];
+		const char *how;
 
 		snprintf(signature, sizeof(signature), "%s.okno_wait(integer,boolean)", quoted);
-		param[0] = signature;
-		res = PQexecParams(conn, "SELECT pg_catalog.to_regprocedure($1) IS NOT NULL",
-						   1, NULL, param, NULL, NULL, 0);
+		snprintf(outbox, sizeof(outbox), "%s.outbox", quoted);
+		params[0] = signature;
+		params[1] = outbox;
+		res = PQexecParams(conn,
+						   "SELECT CASE WHEN pg_catalog.to_regprocedure($1) IS NULL THEN 'missing'"
+						   " WHEN NOT pg_catalog.has_function_privilege(pg_catalog.to_regprocedure($1), 'EXECUTE')"
+						   "   OR NOT pg_catalog.has_column_privilege($2, 'xmax', 'SELECT') THEN 'denied'"
+						   " ELSE 'ok' END",
+						   2, NULL, params, NULL, NULL, 0);
 		if ((st = check_result(res, PGRES_TUPLES_OK, "looking up okno_wait")) != SQL_OK)
 		{
 			PQfreemem(quoted);
 			free(schema);
 			return st;
 		}
-		wait_mode = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ?
-			WAIT_SERVER : WAIT_LISTEN;
-		PQclear(res);
+		how = (PQntuples(res) == 1) ? PQgetvalue(res, 0, 0) : "missing";
+		wait_mode = (strcmp(how, "ok") == 0) ? WAIT_SERVER : WAIT_LISTEN;
 		if (wait_mode == WAIT_LISTEN && previous == WAIT_SERVER)
-			relay_log("okno in schema \"%s\" has no okno_wait (an older okno): waiting with LISTEN " NOTIFY_CHANNEL " and polling instead",
-					  schema);
+		{
+			if (strcmp(how, "denied") == 0)
+				relay_log("this role may not use okno_wait in schema \"%s\" (EXECUTE on it and SELECT (xmax) on outbox: docs/PRIVILEGES.md): waiting with LISTEN " NOTIFY_CHANNEL " and polling instead",
+						  schema);
+			else
+				relay_log("okno in schema \"%s\" has no okno_wait (an older okno): waiting with LISTEN " NOTIFY_CHANNEL " and polling instead",
+						  schema);
+		}
 		else if (wait_mode == WAIT_SERVER && previous == WAIT_LISTEN)
 			relay_log("okno in schema \"%s\" has okno_wait now: waiting in the server", schema);
+		PQclear(res);
 	}
 
 	/*

@@ -497,7 +497,7 @@ BEGIN
     FOR f IN SELECT d.objid::regprocedure FROM pg_depend d
               WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
                 AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno') LOOP
-        EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+        EXECUTE format('REVOKE EXECUTE ON ROUTINE %s FROM PUBLIC', f);
     END LOOP;
 END
 $$;
@@ -517,7 +517,9 @@ GRANT INSERT (id, kind, payload) ON outbox TO {app};
 GRANT EXECUTE ON FUNCTION okno_drain_once(), okno_drain(integer),
     okno_record_failure(uuid, text), okno_release(uuid), okno_requeue(uuid)
   TO {relay};
-GRANT SELECT (id, kind, payload, created_at, delivered_at, attempts, last_error, available_at, parked_at),
+GRANT EXECUTE ON PROCEDURE okno_wait(integer, boolean) TO {relay};
+GRANT SELECT (id, kind, payload, created_at, delivered_at, attempts, last_error, available_at, parked_at,
+              xmax),
       UPDATE (delivered_at, attempts, last_error, available_at, parked_at)
    ON outbox TO {relay};
 GRANT SELECT ON okno_outbox_status TO {relay};

@@ -12,7 +12,7 @@ CREATE EXTENSION IF NOT EXISTS btree_gist;
 CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 
-SELECT plan(224);
+SELECT plan(228);
 
 -- tables
 SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_adoption']);
@@ -124,7 +124,7 @@ SELECT set_eq(
 -- functions: signatures, results, volatility, strictness, parallel safety
 SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once',
     'okno_drain', 'okno_record_failure', 'okno_release', 'okno_requeue', 'okno_get_booking', 'okno_cancel_booking', 'okno_purge',
-    'okno_verify', 'okno_errors', 'okno_create_booking_result', 'okno_drop_guard']);
+    'okno_verify', 'okno_errors', 'okno_create_booking_result', 'okno_drop_guard', 'okno_wait']);
 CREATE TEMP TABLE fn (name name, args name[], result text, signature text, vol text, par text);
 INSERT INTO fn VALUES
   ('okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb', 'actor integer, key text, payload jsonb', 'volatile', 'u'),
@@ -146,6 +146,12 @@ SELECT volatility_is('okno_tap', name, args, vol, name || ' is ' || vol) FROM fn
 SELECT isnt_strict('okno_tap', name, args, name || ' is not strict: NULL arguments are errors') FROM fn ORDER BY name;
 SELECT isnt_definer('okno_tap', name, args, name || ' is SECURITY INVOKER') FROM fn ORDER BY name;
 SELECT function_lang_is('okno_tap', name, args, 'c', name || ' is written in C') FROM fn ORDER BY name;
+-- okno_wait is a procedure (CALL), in C, SECURITY INVOKER
+SELECT has_function('okno_tap', 'okno_wait', ARRAY['integer', 'boolean'], 'okno_wait(integer, boolean) exists');
+SELECT is((SELECT p.prokind::text FROM pg_proc p WHERE p.oid = 'okno_tap.okno_wait(integer, boolean)'::regprocedure),
+    'p', 'okno_wait is a procedure');
+SELECT isnt_definer('okno_tap', 'okno_wait', ARRAY['integer', 'boolean'], 'okno_wait is SECURITY INVOKER');
+SELECT function_lang_is('okno_tap', 'okno_wait', ARRAY['integer', 'boolean'], 'c', 'okno_wait is written in C');
 SELECT has_function('okno_tap', 'okno_verify', ARRAY[]::name[], 'okno_verify() exists');
 SELECT function_returns('okno_tap', 'okno_verify', ARRAY[]::name[], 'setof record', 'okno_verify returns a set');
 SELECT is(pg_get_function_result('okno_tap.okno_verify()'::regprocedure), 'TABLE(problem text, detail text)', 'okno_verify returns (problem, detail)');

@@ -228,6 +228,27 @@ check "... waiting with listen" 1 "$(grep -c '^okno-relay: waiting between batch
 stop_relay "$relay" 10
 check "... and stops on SIGTERM with 0" 0 "$STOP_RC"
 
+# --- a role that may not use okno_wait: the relay says so and listens ----------
+den=okno_relay_wait_denied
+new_db "$den"
+q "$den" "SET client_min_messages = warning; DROP ROLE IF EXISTS okno_relay_wait_denied;
+          CREATE ROLE okno_relay_wait_denied LOGIN;
+          GRANT EXECUTE ON FUNCTION okno_drain(integer), okno_record_failure(uuid, text), okno_release(uuid) TO okno_relay_wait_denied;
+          REVOKE EXECUTE ON PROCEDURE okno_wait(integer, boolean) FROM PUBLIC;
+          GRANT SELECT (id, kind, payload, created_at, delivered_at, attempts, last_error, available_at, parked_at),
+                UPDATE (delivered_at, attempts, last_error, available_at, parked_at)
+             ON outbox TO okno_relay_wait_denied" >/dev/null
+start_relay den --dbname "dbname=$den user=okno_relay_wait_denied" --verbose
+relay=$RELAY_PID
+wait_until 10 eval '[ -n "$(relay_backends "$den")" ]'
+book "$den" 1 2
+wait_until 10 at_least 2 "$work/den.out"
+check "a role without EXECUTE on okno_wait still delivers (LISTEN and polling)" 2 "$(lines "$work/den.out")"
+check "... and the relay says why" 1 "$(grep -c '^okno-relay: this role may not use okno_wait in schema "public"' "$work/den.err")"
+stop_relay "$relay" 10
+"$PGBIN/dropdb" --force "$den" 2>/dev/null
+q postgres "DROP ROLE okno_relay_wait_denied" >/dev/null
+
 # --- the command line -----------------------------------------------------------
 "$RELAY" --wait=sometimes >/dev/null 2>"$work/usage.err"
 check "--wait=sometimes exits 1" 1 $?

@@ -102,7 +102,7 @@ BEGIN
     FOR f IN SELECT d.objid::regprocedure FROM pg_depend d
               WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
                 AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno') LOOP
-        EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+        EXECUTE format('REVOKE EXECUTE ON ROUTINE %s FROM PUBLIC', f);
     END LOOP;
 END
 $$;
@@ -303,7 +303,7 @@ BEGIN
     FOR f IN SELECT d.objid::regprocedure FROM pg_depend d
               WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
                 AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno') LOOP
-        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC', f);
+        EXECUTE format('GRANT EXECUTE ON ROUTINE %s TO PUBLIC', f);
     END LOOP;
 END
 $$;
