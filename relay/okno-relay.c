@@ -246,6 +246,7 @@ static PGconn *open_connection(char *errbuf, size_t errlen);
 static SqlStatus check_result(PGresult *res, ExecStatusType want, const char *what);
 static SqlStatus setup_session(void);
 static void reconnect(void);
+static bool poll_server(const char *what, int timeout_ms);
 static bool wait_for_work(double seconds);
 static void send_cancel(void);
 static SqlStatus wait_in_server(bool *woken);
@@ -1101,6 +1102,32 @@ add_retry_time(double when)
 }
 
 /*
+ * One poll() on the server's socket and the self-pipe, for timeout_ms (-1:
+ * no limit); false (logged) if the connection has no socket any more.
+ */
+static bool
+poll_server(const char *what, int timeout_ms)
+{
+	struct pollfd pfd[2];
+
+	pfd[0].fd = PQsocket(conn);
+	if (pfd[0].fd < 0)
+	{
+		relay_log("lost the connection to the server (%s): no socket", what);
+		return false;
+	}
+	pfd[0].events = POLLIN;
+	pfd[0].revents = 0;
+	pfd[1].fd = wakeup_fds[0];
+	pfd[1].events = POLLIN;
+	pfd[1].revents = 0;
+	if (poll(pfd, 2, timeout_ms) < 0 && errno != EINTR)
+		relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
+	drain_wakeups();
+	return true;
+}
+
+/*
  * Idle: wait for a notification from another session, for the retry time
  * of an event we saw fail, for the given number of seconds, or for a stop
  * signal.  False if the connection was lost.
@@ -1112,12 +1139,10 @@ wait_for_work(double seconds)
 
 	for (;;)
 	{
-		struct pollfd pfd[2];
 		double		now;
 		double		until = deadline;
 		bool		due = false;
 		int			i;
-		int			rc;
 
 		if (stop_signal)
 			return true;
@@ -1154,21 +1179,8 @@ wait_for_work(double seconds)
 		metrics_maybe_write();
 		if (opts.metrics_file != NULL && until - now > METRICS_INTERVAL)
 			until = now + METRICS_INTERVAL; /* then look again */
-		pfd[0].fd = PQsocket(conn);
-		if (pfd[0].fd < 0)
-		{
-			relay_log("lost the connection to the server (waiting): no socket");
+		if (!poll_server("waiting", poll_timeout_ms(until - now)))
 			return false;
-		}
-		pfd[0].events = POLLIN;
-		pfd[0].revents = 0;
-		pfd[1].fd = wakeup_fds[0];
-		pfd[1].events = POLLIN;
-		pfd[1].revents = 0;
-		rc = poll(pfd, 2, poll_timeout_ms(until - now));
-		if (rc < 0 && errno != EINTR)
-			relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
-		drain_wakeups();
 	}
 }
 
@@ -1218,9 +1230,7 @@ wait_in_server(bool *woken)
 
 	for (;;)
 	{
-		struct pollfd pfd[2];
 		int			timeout_ms = -1;
-		int			rc;
 
 		if (stop_signal && !cancelled)
 		{
@@ -1249,21 +1259,8 @@ wait_in_server(bool *woken)
 			timeout_ms = (int) (METRICS_INTERVAL * 1000.0);
 		}
 
-		pfd[0].fd = PQsocket(conn);
-		if (pfd[0].fd < 0)
-		{
-			relay_log("lost the connection to the server (okno_wait): no socket");
+		if (!poll_server("okno_wait", timeout_ms))
 			return SQL_LOST;
-		}
-		pfd[0].events = POLLIN;
-		pfd[0].revents = 0;
-		pfd[1].fd = wakeup_fds[0];
-		pfd[1].events = POLLIN;
-		pfd[1].revents = 0;
-		rc = poll(pfd, 2, timeout_ms);
-		if (rc < 0 && errno != EINTR)
-			relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
-		drain_wakeups();
 	}
 
 	/* the CALL's result, then the end of the query (NULL) */
