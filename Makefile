@@ -35,14 +35,16 @@ OBJS = \
 	src/adopt.o \
 	src/booking.o \
 	src/purge.o \
-	src/wait.o
+	src/wait.o \
+	src/subscriber.o \
+	src/deadletter.o
 
 DATA         = $(wildcard sql/okno--*.sql)
 
 # pg_regress: inputs in test/sql, expected output in expected/
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
                drain drain_hint drain_batch drain_read failures cancel purge status verify prepared \
-               error_catalogue shadowing roles direct create_as_insert wait \
+               error_catalogue shadowing roles direct create_as_insert wait order \
                course_vectors adopt \
                other_schema trusted upgrade
 REGRESS_OPTS = --inputdir=test
@@ -50,7 +52,8 @@ REGRESS_OPTS = --inputdir=test
 # pg_isolation_regress: specs in test/specs, expected output in expected/
 ISOLATION    = same_key_read_committed same_key_repeatable_read slot_race \
                drainers drain_rollback course_lock purge_concurrent cancel_race \
-               requeue_notify drain_cursor drain_hint_rollback wait_wake
+               requeue_notify drain_cursor drain_hint_rollback wait_wake \
+               order_drainers order_requeue
 ISOLATION_OPTS = --inputdir=test --outputdir=.
 
 EXTRA_CLEAN  = results output_iso regression.diffs regression.out \

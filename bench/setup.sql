@@ -175,12 +175,17 @@ EXCEPTION WHEN SQLSTATE 'OKB04' THEN
 END $$;
 
 -- Pending outbox events written straight into the table (ids: UUID v7 of
--- now, in order), n of them: what a drain finds after n creates.
+-- now, in order), n of them: what a drain finds after n creates and some
+-- cancellations.  Every tenth event is the cancellation of the booking
+-- created five events before, so that a batch holds some of them back
+-- behind their booking_created (okno delivers each booking's events in
+-- order; PgQ's queue, bench.pgq_fill, has no order to keep).
 CREATE FUNCTION bench.outbox_fill(n integer) RETURNS void LANGUAGE sql AS $$
   INSERT INTO public.outbox (id, kind, payload)
   SELECT (lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0')
           || '7000' || '8' || lpad(to_hex(g), 15, '0'))::uuid,
-         'booking_created', jsonb_build_object('booking_id', g)
+         CASE WHEN g % 10 = 0 THEN 'booking_cancelled' ELSE 'booking_created' END,
+         jsonb_build_object('booking_id', CASE WHEN g % 10 = 0 THEN g - 5 ELSE g END)
     FROM generate_series(1, n) AS g;
 $$;
 

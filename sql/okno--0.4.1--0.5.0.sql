@@ -39,6 +39,25 @@ LANGUAGE C IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE;
 COMMENT ON FUNCTION @extschema@.okno_fingerprint(jsonb, smallint) IS
 'lowercase hex SHA-256 of okno_canonical(payload, fingerprint_version)';
 
+-- 0.5.0: parked events given up on purpose (okno_discard, below)
+CREATE TABLE @extschema@.okno_discarded (
+    event_id uuid NOT NULL,
+    subscriber text NOT NULL,
+    kind varchar(40) NOT NULL,
+    payload jsonb NOT NULL,
+    attempts integer NOT NULL,
+    last_error text,
+    parked_at timestamptz,
+    discarded_at timestamptz NOT NULL,
+    discarded_by name NOT NULL,
+    CONSTRAINT okno_discarded_pkey PRIMARY KEY (event_id, subscriber, discarded_at)
+);
+COMMENT ON TABLE @extschema@.okno_discarded IS
+'parked events given up on purpose with okno_discard: the event as it was, who discarded it and when';
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_discarded
+    TO @extowner@ WITH GRANT OPTION;
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_discarded', '');
+
 -- okno_verify: what the course's service left behind before an adoption is
 -- not reported (bookings without keys or events), and its cards are read
 -- as it wrote them
@@ -145,6 +164,19 @@ BEGIN ATOMIC
     SELECT 'malformed fingerprint', pg_catalog.format('key %s of actor %s', k.request_key, k.actor_id)
       FROM keyed AS k
      WHERE k.fingerprint::pg_catalog.text OPERATOR(pg_catalog.!~) '^[0-9a-f]{64}$'
+    UNION ALL
+    SELECT 'discarded event still pending',
+           pg_catalog.format('event %s of subscriber %s', d.event_id, d.subscriber)
+      FROM @extschema@.okno_discarded AS d
+      JOIN @extschema@.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id
+     WHERE d.subscriber OPERATOR(pg_catalog.=) 'default' AND o.delivered_at IS NULL
+    UNION ALL
+    SELECT 'discard record does not match its event',
+           pg_catalog.format('event %s of subscriber %s', d.event_id, d.subscriber)
+      FROM @extschema@.okno_discarded AS d
+      JOIN @extschema@.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id
+     WHERE o.kind::pg_catalog.text OPERATOR(pg_catalog.<>) d.kind::pg_catalog.text
+        OR o.payload OPERATOR(pg_catalog.<>) d.payload
   ) AS v
   ORDER BY 1, 2;
 END;
@@ -174,3 +206,105 @@ LANGUAGE C;
 
 COMMENT ON PROCEDURE @extschema@.okno_wait(integer, boolean) IS
 'wait up to timeout_ms for an outbox event to be due; woken is true when one may be, false at the timeout';
+
+-- okno_errors: subscriber_missing (OKB09)
+CREATE OR REPLACE FUNCTION @extschema@.okno_errors()
+RETURNS TABLE (code text, sqlstate text, http_status integer, message text)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+  SELECT e.code, e.sqlstate, e.http_status, e.message
+    FROM (VALUES
+      ('invalid_key'::pg_catalog.text, 'OKB01'::pg_catalog.text, 422, 'invalid idempotency key'::pg_catalog.text),
+      ('invalid_payload', 'OKB02', 422, 'invalid booking payload'),
+      ('resource_missing', 'OKB03', 404, 'resource does not exist'),
+      ('key_reused', 'OKB04', 409, 'idempotency key was already used with a different payload'),
+      ('slot_busy', 'OKB05', 409, 'the time slot is already booked'),
+      ('actor_missing', 'OKB06', 403, 'actor does not exist'),
+      ('booking_missing', 'OKB07', 404, 'booking does not exist'),
+      ('event_missing', 'OKB08', 404, 'outbox event does not exist'),
+      ('subscriber_missing', 'OKB09', 404, 'subscriber does not exist'),
+      ('concurrent_request', '40001', 503, 'could not serialize access due to a concurrent request; retry the transaction')
+    ) AS e(code, sqlstate, http_status, message)
+   ORDER BY e.sqlstate;
+END;
+
+-- 0.5.0: order per booking.  Each event of a booking is handed out only
+-- after every earlier event of that booking is delivered (or discarded):
+-- a drain skips an event while an earlier one of its booking is pending,
+-- delayed, parked or held by a drain that has not committed.  The order key
+-- is payload -> 'booking_id' (an event without one is in no order group);
+-- "earlier" is id order, and an id that is not a UUID version 7 (the
+-- course's events, adopted) comes before every version 7 id; a
+-- booking_created event is first by construction.  This index finds a
+-- booking's undelivered events.
+CREATE INDEX outbox_order ON @extschema@.outbox ((payload OPERATOR(pg_catalog.->) 'booking_id'), id)
+    WHERE delivered_at IS NULL;
+-- The undelivered events that are not a booking's first: a drain's cursor
+-- must not pass one that its batch held back.
+CREATE INDEX outbox_later ON @extschema@.outbox (id)
+    WHERE delivered_at IS NULL AND kind OPERATOR(pg_catalog.<>) 'booking_created';
+
+-- The outbox at a glance.  Everything but "delivered" is counted exactly
+-- from the partial indexes (undelivered events only), so the view costs the
+-- same however many delivered rows the table holds; "delivered" is
+-- estimated from the cumulative statistics' live-row count (a fraction of a
+-- second to a few seconds behind).  pending = due_now + delayed +
+-- held_back: held_back counts the events that wait for an earlier event of
+-- their booking, whatever their own time.
+CREATE OR REPLACE VIEW @extschema@.okno_outbox_status AS
+SELECT p.pending,
+       p.due_now,
+       p.pending OPERATOR(pg_catalog.-) p.due_now OPERATOR(pg_catalog.-) p.held_back AS delayed,
+       k.parked,
+       GREATEST(0::bigint,
+           pg_catalog.pg_stat_get_live_tuples('@extschema@.outbox'::pg_catalog.regclass)
+           OPERATOR(pg_catalog.-) p.pending OPERATOR(pg_catalog.-) k.parked) AS delivered,
+       pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_pending AS oldest_pending_age,
+       pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_due AS oldest_due_age,
+       p.held_back
+  FROM (SELECT pg_catalog.count(*) AS pending,
+               pg_catalog.count(*) FILTER (WHERE NOT o.held AND (o.available_at IS NULL
+                   OR o.available_at OPERATOR(pg_catalog.<=) pg_catalog.now())) AS due_now,
+               pg_catalog.count(*) FILTER (WHERE o.held) AS held_back,
+               pg_catalog.min(o.created_at) AS oldest_pending,
+               pg_catalog.min(COALESCE(o.available_at, o.created_at)) FILTER (WHERE NOT o.held AND (o.available_at IS NULL
+                   OR o.available_at OPERATOR(pg_catalog.<=) pg_catalog.now())) AS oldest_due
+          FROM (SELECT e.created_at, e.available_at,
+                       e.kind OPERATOR(pg_catalog.<>) 'booking_created' AND EXISTS (SELECT FROM @extschema@.outbox AS q
+                                WHERE (q.payload OPERATOR(pg_catalog.->) 'booking_id') OPERATOR(pg_catalog.=) (e.payload OPERATOR(pg_catalog.->) 'booking_id')
+                                  AND q.delivered_at IS NULL
+                                  AND q.id OPERATOR(pg_catalog.<>) e.id
+                                  AND CASE WHEN (pg_catalog.get_byte(pg_catalog.uuid_send(q.id), 6) OPERATOR(pg_catalog./) 16 OPERATOR(pg_catalog.=) 7)
+                                                OPERATOR(pg_catalog.=) (pg_catalog.get_byte(pg_catalog.uuid_send(e.id), 6) OPERATOR(pg_catalog./) 16 OPERATOR(pg_catalog.=) 7)
+                                           THEN q.id OPERATOR(pg_catalog.<) e.id
+                                           ELSE pg_catalog.get_byte(pg_catalog.uuid_send(e.id), 6) OPERATOR(pg_catalog./) 16 OPERATOR(pg_catalog.=) 7 END) AS held
+                  FROM @extschema@.outbox AS e
+                 WHERE e.delivered_at IS NULL AND e.parked_at IS NULL) AS o) AS p,
+       (SELECT pg_catalog.count(*) AS parked
+          FROM @extschema@.outbox AS o
+         WHERE o.parked_at IS NOT NULL AND o.delivered_at IS NULL) AS k;
+
+COMMENT ON VIEW @extschema@.okno_outbox_status IS
+'outbox counts: pending (due_now + delayed + held_back), parked, delivered (estimated), and the oldest waits';
+
+-- 0.5.0: dead-letter tools.  A parked event is requeued, or given up on
+-- purpose: okno_discard keeps a record of what was discarded, by whom and
+-- when (okno_verify checks it), and the event counts as done.
+
+CREATE FUNCTION @extschema@.okno_requeue_parked(subscriber text DEFAULT NULL, kind text DEFAULT NULL,
+                                               error_like text DEFAULT NULL,
+                                               parked_before timestamptz DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'okno_requeue_parked'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_requeue_parked(text, text, text, timestamptz) IS
+'requeue the parked events that match every filter given (NULL: any), in id order; returns how many';
+
+CREATE FUNCTION @extschema@.okno_discard(event_id uuid, subscriber text DEFAULT 'default')
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_discard'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_discard(uuid, text) IS
+'give a parked event up: recorded in okno_discarded, never handed out again; false if it is not parked';

@@ -470,6 +470,16 @@ BEGIN
                     WHERE parked_at IS NOT NULL AND delivered_at IS NULL;
                 added := added OPERATOR(pg_catalog.||) 'index outbox_parked'::text;
             END IF;
+            IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', '@extschema@', 'outbox_order')) IS NULL THEN
+                CREATE INDEX outbox_order ON @extschema@.outbox ((payload OPERATOR(pg_catalog.->) 'booking_id'), id)
+                    WHERE delivered_at IS NULL;
+                added := added OPERATOR(pg_catalog.||) 'index outbox_order'::text;
+            END IF;
+            IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', '@extschema@', 'outbox_later')) IS NULL THEN
+                CREATE INDEX outbox_later ON @extschema@.outbox (id)
+                    WHERE delivered_at IS NULL AND kind OPERATOR(pg_catalog.<>) 'booking_created';
+                added := added OPERATOR(pg_catalog.||) 'index outbox_later'::text;
+            END IF;
         END IF;
 
         -- code of roles that are not superusers runs no more when a
@@ -689,6 +699,13 @@ BEGIN
             WHERE delivered_at IS NULL AND parked_at IS NULL;
         CREATE INDEX outbox_parked ON @extschema@.outbox (id)
             WHERE parked_at IS NOT NULL AND delivered_at IS NULL;
+        -- a booking's undelivered events, for delivery in order per booking
+        CREATE INDEX outbox_order ON @extschema@.outbox ((payload OPERATOR(pg_catalog.->) 'booking_id'), id)
+            WHERE delivered_at IS NULL;
+        -- the undelivered events that are not a booking's first (a drain's
+        -- cursor must not pass one that its batch held back)
+        CREATE INDEX outbox_later ON @extschema@.outbox (id)
+            WHERE delivered_at IS NULL AND kind OPERATOR(pg_catalog.<>) 'booking_created';
     END IF;
 END
 $okno$;
@@ -856,36 +873,67 @@ COMMENT ON FUNCTION @extschema@.okno_purge(interval, interval) IS
 'delete idempotency keys and delivered events older than the given ages, in batches; never pending or parked events';
 
 -- The outbox at a glance.  Everything but "delivered" is counted exactly
--- from the two partial indexes (pending and parked events only), so the
--- view costs the same however many delivered rows the table holds;
--- "delivered" is estimated from the cumulative statistics' live-row count
--- (a fraction of a second to a few seconds behind).
+-- from the partial indexes (undelivered events only), so the view costs the
+-- same however many delivered rows the table holds; "delivered" is
+-- estimated from the cumulative statistics' live-row count (a fraction of a
+-- second to a few seconds behind).  pending = due_now + delayed +
+-- held_back: held_back counts the events that wait for an earlier event of
+-- their booking, whatever their own time.
 CREATE VIEW @extschema@.okno_outbox_status AS
 SELECT p.pending,
        p.due_now,
-       p.pending OPERATOR(pg_catalog.-) p.due_now AS delayed,
+       p.pending OPERATOR(pg_catalog.-) p.due_now OPERATOR(pg_catalog.-) p.held_back AS delayed,
        k.parked,
        GREATEST(0::bigint,
            pg_catalog.pg_stat_get_live_tuples('@extschema@.outbox'::pg_catalog.regclass)
            OPERATOR(pg_catalog.-) p.pending OPERATOR(pg_catalog.-) k.parked) AS delivered,
        pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_pending AS oldest_pending_age,
-       pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_due AS oldest_due_age
+       pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_due AS oldest_due_age,
+       p.held_back
   FROM (SELECT pg_catalog.count(*) AS pending,
-               pg_catalog.count(*) FILTER (WHERE o.available_at IS NULL
-                   OR o.available_at OPERATOR(pg_catalog.<=) pg_catalog.now()) AS due_now,
+               pg_catalog.count(*) FILTER (WHERE NOT o.held AND (o.available_at IS NULL
+                   OR o.available_at OPERATOR(pg_catalog.<=) pg_catalog.now())) AS due_now,
+               pg_catalog.count(*) FILTER (WHERE o.held) AS held_back,
                pg_catalog.min(o.created_at) AS oldest_pending,
-               pg_catalog.min(COALESCE(o.available_at, o.created_at)) FILTER (WHERE o.available_at IS NULL
-                   OR o.available_at OPERATOR(pg_catalog.<=) pg_catalog.now()) AS oldest_due
-          FROM @extschema@.outbox AS o
-         WHERE o.delivered_at IS NULL AND o.parked_at IS NULL) AS p,
+               pg_catalog.min(COALESCE(o.available_at, o.created_at)) FILTER (WHERE NOT o.held AND (o.available_at IS NULL
+                   OR o.available_at OPERATOR(pg_catalog.<=) pg_catalog.now())) AS oldest_due
+          FROM (SELECT e.created_at, e.available_at,
+                       e.kind OPERATOR(pg_catalog.<>) 'booking_created' AND EXISTS (SELECT FROM @extschema@.outbox AS q
+                                WHERE (q.payload OPERATOR(pg_catalog.->) 'booking_id') OPERATOR(pg_catalog.=) (e.payload OPERATOR(pg_catalog.->) 'booking_id')
+                                  AND q.delivered_at IS NULL
+                                  AND q.id OPERATOR(pg_catalog.<>) e.id
+                                  AND CASE WHEN (pg_catalog.get_byte(pg_catalog.uuid_send(q.id), 6) OPERATOR(pg_catalog./) 16 OPERATOR(pg_catalog.=) 7)
+                                                OPERATOR(pg_catalog.=) (pg_catalog.get_byte(pg_catalog.uuid_send(e.id), 6) OPERATOR(pg_catalog./) 16 OPERATOR(pg_catalog.=) 7)
+                                           THEN q.id OPERATOR(pg_catalog.<) e.id
+                                           ELSE pg_catalog.get_byte(pg_catalog.uuid_send(e.id), 6) OPERATOR(pg_catalog./) 16 OPERATOR(pg_catalog.=) 7 END) AS held
+                  FROM @extschema@.outbox AS e
+                 WHERE e.delivered_at IS NULL AND e.parked_at IS NULL) AS o) AS p,
        (SELECT pg_catalog.count(*) AS parked
           FROM @extschema@.outbox AS o
          WHERE o.parked_at IS NOT NULL AND o.delivered_at IS NULL) AS k;
 
 COMMENT ON VIEW @extschema@.okno_outbox_status IS
-'outbox counts: pending (due_now + delayed), parked, delivered (estimated), and the oldest waits';
+'outbox counts: pending (due_now + delayed + held_back), parked, delivered (estimated), and the oldest waits';
 
 GRANT SELECT ON @extschema@.okno_outbox_status TO @extowner@ WITH GRANT OPTION;
+
+-- 0.5.0: parked events given up on purpose (okno_discard, below)
+CREATE TABLE @extschema@.okno_discarded (
+    event_id uuid NOT NULL,
+    subscriber text NOT NULL,
+    kind varchar(40) NOT NULL,
+    payload jsonb NOT NULL,
+    attempts integer NOT NULL,
+    last_error text,
+    parked_at timestamptz,
+    discarded_at timestamptz NOT NULL,
+    discarded_by name NOT NULL,
+    CONSTRAINT okno_discarded_pkey PRIMARY KEY (event_id, subscriber, discarded_at)
+);
+COMMENT ON TABLE @extschema@.okno_discarded IS
+'parked events given up on purpose with okno_discard: the event as it was, who discarded it and when';
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_discarded
+    TO @extowner@ WITH GRANT OPTION;
 
 -- 0.3.0: the invariant checker
 
@@ -1010,6 +1058,19 @@ BEGIN ATOMIC
     SELECT 'malformed fingerprint', pg_catalog.format('key %s of actor %s', k.request_key, k.actor_id)
       FROM keyed AS k
      WHERE k.fingerprint::pg_catalog.text OPERATOR(pg_catalog.!~) '^[0-9a-f]{64}$'
+    UNION ALL
+    SELECT 'discarded event still pending',
+           pg_catalog.format('event %s of subscriber %s', d.event_id, d.subscriber)
+      FROM @extschema@.okno_discarded AS d
+      JOIN @extschema@.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id
+     WHERE d.subscriber OPERATOR(pg_catalog.=) 'default' AND o.delivered_at IS NULL
+    UNION ALL
+    SELECT 'discard record does not match its event',
+           pg_catalog.format('event %s of subscriber %s', d.event_id, d.subscriber)
+      FROM @extschema@.okno_discarded AS d
+      JOIN @extschema@.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id
+     WHERE o.kind::pg_catalog.text OPERATOR(pg_catalog.<>) d.kind::pg_catalog.text
+        OR o.payload OPERATOR(pg_catalog.<>) d.payload
   ) AS v
   ORDER BY 1, 2;
 END;
@@ -1042,6 +1103,7 @@ BEGIN ATOMIC
       ('actor_missing', 'OKB06', 403, 'actor does not exist'),
       ('booking_missing', 'OKB07', 404, 'booking does not exist'),
       ('event_missing', 'OKB08', 404, 'outbox event does not exist'),
+      ('subscriber_missing', 'OKB09', 404, 'subscriber does not exist'),
       ('concurrent_request', '40001', 503, 'could not serialize access due to a concurrent request; retry the transaction')
     ) AS e(code, sqlstate, http_status, message)
    ORDER BY e.sqlstate;
@@ -1064,11 +1126,34 @@ COMMENT ON SEQUENCE @extschema@.okno_drain_hint IS
 GRANT USAGE, SELECT, UPDATE ON SEQUENCE @extschema@.okno_drain_hint
     TO @extowner@ WITH GRANT OPTION;
 
+-- 0.5.0: dead-letter tools.  A parked event is requeued, or given up on
+-- purpose: okno_discard keeps a record of what was discarded, by whom and
+-- when (okno_verify checks it), and the event counts as done.
+CREATE FUNCTION @extschema@.okno_requeue_parked(subscriber text DEFAULT NULL, kind text DEFAULT NULL,
+                                               error_like text DEFAULT NULL,
+                                               parked_before timestamptz DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'okno_requeue_parked'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_requeue_parked(text, text, text, timestamptz) IS
+'requeue the parked events that match every filter given (NULL: any), in id order; returns how many';
+
+CREATE FUNCTION @extschema@.okno_discard(event_id uuid, subscriber text DEFAULT 'default')
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_discard'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_discard(uuid, text) IS
+'give a parked event up: recorded in okno_discarded, never handed out again; false if it is not parked';
+
 -- 0.5.0: the adoption's record, and what keeps adopted tables when okno
 -- goes
 GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_adoption
     TO @extowner@ WITH GRANT OPTION;
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_adoption', '');
+-- (and the dead-letter tools' record, created before okno_verify above)
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_discarded', '');
 
 -- DROP EXTENSION okno (and DROP OWNED BY its owner) first takes the tables
 -- okno adopted out of the extension, so they stay with their rows

@@ -117,6 +117,16 @@ okno_error_event_missing(const char *event_id)
 	pg_unreachable();
 }
 
+void
+okno_error_subscriber_missing(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_SUBSCRIBER_MISSING),
+			 errmsg("subscriber \"%s\" does not exist", name),
+			 errhint("Pass the name of an existing subscriber, or \"%s\" for the default subscriber.", OKNO_DEFAULT_SUBSCRIBER)));
+	pg_unreachable();
+}
+
 /*
  * Another transaction committed a request with this key after our snapshot
  * was taken (REPEATABLE READ or SERIALIZABLE): the only correct answer is to

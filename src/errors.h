@@ -27,6 +27,7 @@
 #define ERRCODE_OKNO_ACTOR_MISSING		MAKE_SQLSTATE('O','K','B','0','6')
 #define ERRCODE_OKNO_BOOKING_MISSING	MAKE_SQLSTATE('O','K','B','0','7')
 #define ERRCODE_OKNO_EVENT_MISSING		MAKE_SQLSTATE('O','K','B','0','8')
+#define ERRCODE_OKNO_SUBSCRIBER_MISSING	MAKE_SQLSTATE('O','K','B','0','9')
 
 /* The constraint whose violation is slot_busy; set on the error. */
 #define OKNO_OVERLAP_CONSTRAINT "bookings_no_overlap"
@@ -39,6 +40,7 @@ pg_noreturn extern void okno_error_slot_busy(int32 resource_id, const char *sche
 pg_noreturn extern void okno_error_actor_missing(int32 actor, bool isnull);
 pg_noreturn extern void okno_error_booking_missing(int64 booking_id, bool isnull);
 pg_noreturn extern void okno_error_event_missing(const char *event_id);
+pg_noreturn extern void okno_error_subscriber_missing(const char *name);
 pg_noreturn extern void okno_error_concurrent_request(int32 actor, const char *key);
 pg_noreturn extern void okno_error_not_stored(OknoRel rel, const char *what);
 pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);

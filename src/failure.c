@@ -60,9 +60,9 @@ static OknoPlan lock_event_plan = {
 
 static OknoPlan record_failure_plan = {
 	.sql =
-	"UPDATE %1$s.outbox SET delivered_at = NULL, attempts = $2, last_error = $3,"
-	" available_at = $4, parked_at = COALESCE(parked_at, $5)"
-	" WHERE id OPERATOR(pg_catalog.=) $1 RETURNING *",
+	"UPDATE %1$s.outbox AS o SET delivered_at = NULL, attempts = $2, last_error = $3,"
+	" available_at = $4, parked_at = COALESCE(o.parked_at, $5)"
+	" WHERE o.id OPERATOR(pg_catalog.=) $1 RETURNING o",
 	.nargs = 5,
 	.argtypes = {UUIDOID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
 };
@@ -182,7 +182,15 @@ okno_record_failure(PG_FUNCTION_ARGS)
 	if (SPI_processed != 1)
 		elog(ERROR, "outbox failure update changed " UINT64_FORMAT " rows", SPI_processed);
 
-	result = PointerGetDatum(SPI_returntuple(SPI_tuptable->vals[0], SPI_tuptable->tupdesc));
+	/*
+	 * The row as a whole (RETURNING o, not *): a value of the table's row
+	 * type as it is stored, so it matches the function's result type even
+	 * after a column of outbox was dropped
+	 */
+	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		elog(ERROR, "outbox failure update returned no row");
+	result = SPI_datumTransfer(result, false, -1);
 	okno_drain_forget_cursor();
 
 	okno_spi_finish();

@@ -99,10 +99,43 @@ extern void okno_check_spi(int rc, int expected, const char *what);
 extern void okno_handout_init(void);
 extern void okno_handout_watch(FunctionCallInfo fcinfo, const char *fname, uint64 rows);
 
+/*
+ * The condition that event p (an alias of outbox in the query) is not held
+ * back: no earlier event of its booking is undelivered.  A booking_created
+ * event is the first of its booking by construction (the booking and its
+ * event are written in one transaction, and nothing else can name the
+ * booking before that commits), so only the later kinds are looked up: the
+ * common case costs a string comparison.  "Earlier" is id order, except
+ * that an id that is not a UUID version 7 (the course's events, adopted)
+ * comes before every version 7 id.  The lookup runs on the index
+ * outbox_order, whose expression and predicate it repeats, once per
+ * candidate: a scalar subquery with LIMIT, which the planner keeps as a
+ * per-row probe (a NOT EXISTS would become an anti-join that hashes every
+ * undelivered event before the first one is picked).  The plan texts that
+ * use it name okno's schema as %1$s.
+ */
+#define OKNO_SQL_V7(id) \
+	"(pg_catalog.get_byte(pg_catalog.uuid_send(" id "), 6) OPERATOR(pg_catalog./) 16" \
+	" OPERATOR(pg_catalog.=) 7)"
+#define OKNO_SQL_NOT_HELD_BACK(p) \
+	" AND (" p ".kind OPERATOR(pg_catalog.=) 'booking_created'" \
+	"  OR (SELECT q.id FROM %1$s.outbox AS q" \
+	"   WHERE (q.payload OPERATOR(pg_catalog.->) 'booking_id')" \
+	"         OPERATOR(pg_catalog.=) (" p ".payload OPERATOR(pg_catalog.->) 'booking_id')" \
+	"     AND q.delivered_at IS NULL AND q.id OPERATOR(pg_catalog.<>) " p ".id" \
+	"     AND CASE WHEN " OKNO_SQL_V7("q.id") " OPERATOR(pg_catalog.=) " OKNO_SQL_V7(p ".id") \
+	"              THEN q.id OPERATOR(pg_catalog.<) " p ".id" \
+	"              ELSE " OKNO_SQL_V7(p ".id") " END" \
+	"   LIMIT 1) IS NULL)"
+
 /* drain.c */
 extern void okno_drain_init(void);
 extern void okno_drain_forget_cursor(void);
 extern bool okno_drain_scan_start(pg_uuid_t *lower);
+
+/* subscriber.c */
+#define OKNO_DEFAULT_SUBSCRIBER "default"
+extern char *okno_subscriber_arg(text *arg, const char *fname);
 
 /* key.c */
 extern void okno_check_key(text *key);

@@ -85,7 +85,10 @@ static bool holding_wait_tag = false;
 /*
  * The due events, in the order drains take them, with the transaction (if
  * any) that last updated or locked each: a drain that has not committed
- * yet holds its events, and those are not due for anyone else.
+ * yet holds its events, and those are not due for anyone else.  Held-back
+ * events (an earlier event of their booking is undelivered) are not due
+ * either; when an open drain holds the earlier one, that one shows here as
+ * held, and the wait polls until the drain ends.
  */
 static OknoPlan due_plan = {
 	.sql =
@@ -94,6 +97,7 @@ static OknoPlan due_plan = {
 	"   AND p.id OPERATOR(pg_catalog.>) $1"
 	"   AND (p.available_at IS NULL"
 	"        OR p.available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())"
+	OKNO_SQL_NOT_HELD_BACK("p")
 	" ORDER BY p.id LIMIT 1000",
 	.nargs = 1,
 	.argtypes = {UUIDOID}

@@ -21,7 +21,7 @@ SET ROLE regress_tap_owner;
 CREATE EXTENSION okno SCHEMA okno_trusted CASCADE;
 RESET ROLE;
 
-SELECT plan(36);
+SELECT plan(39);
 
 SELECT isnt_superuser('regress_tap_owner');
 SELECT is((SELECT extowner::regrole::text FROM pg_extension WHERE extname = 'okno'), 'regress_tap_owner',
@@ -30,7 +30,7 @@ SELECT is((SELECT extowner::regrole::text FROM pg_extension WHERE extname = 'okn
 SELECT table_privs_are('okno_trusted', t, 'regress_tap_owner',
            ARRAY['DELETE', 'INSERT', 'SELECT', 'TRUNCATE', 'UPDATE'],
            'the owner may read and write ' || t || ', and no more')
-  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon']) AS t;
+  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded']) AS t;
 SELECT ok(bool_and(has_table_privilege('regress_tap_owner', format('okno_trusted.%I', t), p || ' WITH GRANT OPTION')),
           'the owner may grant reading and writing ' || t)
   FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox']) AS t,
@@ -60,7 +60,9 @@ SELECT function_privs_are('okno_trusted', f, a, 'regress_tap_owner', ARRAY['EXEC
                ('okno_requeue', ARRAY['uuid']),
                ('okno_get_booking', ARRAY['integer', 'bigint']),
                ('okno_cancel_booking', ARRAY['integer', 'bigint']),
-               ('okno_purge', ARRAY['interval', 'interval'])) AS v(f, a);
+               ('okno_purge', ARRAY['interval', 'interval']),
+               ('okno_requeue_parked', ARRAY['text', 'text', 'text', 'timestamp with time zone']),
+               ('okno_discard', ARRAY['uuid', 'text'])) AS v(f, a);
 SELECT is((SELECT count(*)::int FROM pg_proc WHERE pronamespace = 'okno_trusted'::regnamespace AND prosecdef), 0,
           'no function is SECURITY DEFINER: callers need the table privileges');
 

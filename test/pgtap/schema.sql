@@ -12,10 +12,10 @@ CREATE EXTENSION IF NOT EXISTS btree_gist;
 CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 
-SELECT plan(228);
+SELECT plan(248);
 
 -- tables
-SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_adoption']);
+SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_adoption', 'okno_discarded']);
 SELECT columns_are('okno_tap', 'okno_purge_horizon', ARRAY['singleton', 'keys_purged_before', 'events_purged_before']);
 SELECT col_is_pk('okno_tap', 'okno_purge_horizon', 'singleton', 'okno_purge_horizon has one row at most');
 
@@ -108,7 +108,13 @@ SELECT is((SELECT pg_get_expr(indpred, indrelid) FROM pg_index WHERE indexrelid 
 -- indexes
 SELECT indexes_are('okno_tap', 'bookings', ARRAY['bookings_pkey', 'bookings_no_overlap']);
 SELECT indexes_are('okno_tap', 'idempotency', ARRAY['idempotency_pkey']);
-SELECT indexes_are('okno_tap', 'outbox', ARRAY['outbox_pkey', 'outbox_pending', 'outbox_parked']);
+SELECT indexes_are('okno_tap', 'outbox', ARRAY['outbox_pkey', 'outbox_pending', 'outbox_parked', 'outbox_order', 'outbox_later']);
+SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_later'::regclass),
+          'CREATE INDEX outbox_later ON okno_tap.outbox USING btree (id) WHERE ((delivered_at IS NULL) AND ((kind)::text <> ''booking_created''::text))',
+          'outbox_later holds the undelivered events that are not a booking''s first');
+SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_order'::regclass),
+          'CREATE INDEX outbox_order ON okno_tap.outbox USING btree (((payload -> ''booking_id''::text)), id) WHERE (delivered_at IS NULL)',
+          'outbox_order finds a booking''s undelivered events');
 SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint
             WHERE conrelid = 'okno_tap.outbox'::regclass AND conname = 'outbox_attempts_check'),
           'CHECK ((attempts >= 0))', 'outbox.attempts is never negative');
@@ -118,13 +124,14 @@ SELECT set_eq(
     $$SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'okno'$$,
     ARRAY['okno_tap.actors', 'okno_tap.resources', 'okno_tap.bookings', 'okno_tap.idempotency', 'okno_tap.outbox',
           'okno_tap.actors_id_seq', 'okno_tap.resources_id_seq', 'okno_tap.bookings_id_seq', 'okno_tap.okno_purge_horizon',
-          'okno_tap.okno_adoption'],
+          'okno_tap.okno_adoption', 'okno_tap.okno_discarded'],
     'every table and identity sequence is an extension configuration relation');
 
 -- functions: signatures, results, volatility, strictness, parallel safety
 SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once',
     'okno_drain', 'okno_record_failure', 'okno_release', 'okno_requeue', 'okno_get_booking', 'okno_cancel_booking', 'okno_purge',
-    'okno_verify', 'okno_errors', 'okno_create_booking_result', 'okno_drop_guard', 'okno_wait']);
+    'okno_verify', 'okno_errors', 'okno_create_booking_result', 'okno_drop_guard', 'okno_wait',
+    'okno_requeue_parked', 'okno_discard']);
 CREATE TEMP TABLE fn (name name, args name[], result text, signature text, vol text, par text);
 INSERT INTO fn VALUES
   ('okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb', 'actor integer, key text, payload jsonb', 'volatile', 'u'),
@@ -140,7 +147,11 @@ INSERT INTO fn VALUES
   ('okno_get_booking', ARRAY['integer', 'bigint'], 'jsonb', 'actor integer, booking_id bigint', 'stable', 'r'),
   ('okno_cancel_booking', ARRAY['integer', 'bigint'], 'jsonb', 'actor integer, booking_id bigint', 'volatile', 'u'),
   ('okno_purge', ARRAY['interval', 'interval'], 'TABLE(keys_deleted bigint, events_deleted bigint)', 'keys_older_than interval, delivered_older_than interval', 'volatile', 'u'),
-  ('okno_create_booking_result', ARRAY['integer', 'text', 'jsonb'], 'record', 'actor integer, key text, payload jsonb, OUT card jsonb, OUT replayed boolean', 'volatile', 'u');
+  ('okno_create_booking_result', ARRAY['integer', 'text', 'jsonb'], 'record', 'actor integer, key text, payload jsonb, OUT card jsonb, OUT replayed boolean', 'volatile', 'u'),
+  ('okno_requeue_parked', ARRAY['text', 'text', 'text', 'timestamp with time zone'], 'bigint',
+   'subscriber text DEFAULT NULL::text, kind text DEFAULT NULL::text, error_like text DEFAULT NULL::text, parked_before timestamp with time zone DEFAULT NULL::timestamp with time zone',
+   'volatile', 'u'),
+  ('okno_discard', ARRAY['uuid', 'text'], 'boolean', 'event_id uuid, subscriber text DEFAULT ''default''::text', 'volatile', 'u');
 SELECT has_function('okno_tap', name, args, name || '(' || array_to_string(args, ', ') || ') exists') FROM fn ORDER BY name;
 SELECT volatility_is('okno_tap', name, args, vol, name || ' is ' || vol) FROM fn ORDER BY name;
 SELECT isnt_strict('okno_tap', name, args, name || ' is not strict: NULL arguments are errors') FROM fn ORDER BY name;
@@ -186,10 +197,15 @@ SELECT ok(EXISTS (SELECT FROM pg_depend WHERE classid = 'pg_event_trigger'::regc
                      AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno')),
           'the event trigger belongs to the extension');
 
+-- 0.5.0: the record of discarded events
+SELECT columns_are('okno_tap', 'okno_discarded', ARRAY['event_id', 'subscriber', 'kind', 'payload', 'attempts',
+    'last_error', 'parked_at', 'discarded_at', 'discarded_by']);
+SELECT col_is_pk('okno_tap', 'okno_discarded', ARRAY['event_id', 'subscriber', 'discarded_at'], 'okno_discarded is keyed by event, subscriber and time (an event reopened and discarded again keeps both records)');
+
 -- the status view
 SELECT has_view('okno_tap', 'okno_outbox_status', 'okno_outbox_status exists');
 SELECT columns_are('okno_tap', 'okno_outbox_status',
-    ARRAY['pending', 'due_now', 'delayed', 'parked', 'delivered', 'oldest_pending_age', 'oldest_due_age']);
+    ARRAY['pending', 'due_now', 'delayed', 'parked', 'delivered', 'oldest_pending_age', 'oldest_due_age', 'held_back']);
 
 -- the extension itself
 SELECT has_extension('okno');

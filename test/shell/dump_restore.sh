@@ -48,18 +48,26 @@ SELECT attempts FROM okno_record_failure((SELECT id FROM outbox WHERE payload = 
 SET okno.max_attempts = 10;
 SET okno.retry_base = '2h';
 SELECT attempts FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 4}'), 'try later');
+-- booking 3's cancellation, held back behind its parked booking_created;
+-- booking 1's cancellation parked and discarded
+SELECT okno_cancel_booking(2, 3);
+SELECT okno_cancel_booking(1, 1);
+SET okno.max_attempts = 1;
+SELECT attempts FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 1}' AND kind = 'booking_cancelled'), 'refused');
+SELECT okno_discard((SELECT id FROM outbox WHERE payload = '{"booking_id": 1}' AND kind = 'booking_cancelled'));
 -- a purge that deletes nothing but records its horizon
 SELECT * FROM okno_purge('3650 days', '3650 days');
 SQL
 
-check "the source database has 4 bookings, 4 keys and 4 events: 1 delivered, 1 parked, 1 delayed, 1 due" "4/4/4/1/1/1/1" \
-	"$(q "$src" "SELECT format('%s/%s/%s/%s/%s/%s/%s', (SELECT count(*) FROM bookings), (SELECT count(*) FROM idempotency), (SELECT count(*) FROM outbox), (SELECT count(*) FROM outbox WHERE delivered_at IS NOT NULL), parked, delayed, due_now) FROM okno_outbox_status")"
+check "the source database has 4 bookings, 4 keys and 6 events: 1 delivered, 1 discarded, 1 parked, 1 delayed, 1 due, 1 held back" "4/4/6/2/1/1/1/1/1" \
+	"$(q "$src" "SELECT format('%s/%s/%s/%s/%s/%s/%s/%s/%s', (SELECT count(*) FROM bookings), (SELECT count(*) FROM idempotency), (SELECT count(*) FROM outbox), (SELECT count(*) FROM outbox WHERE delivered_at IS NOT NULL), (SELECT count(*) FROM okno_discarded), parked, delayed, due_now, held_back) FROM okno_outbox_status")"
 
 snapshot="SELECT (SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, resource_id, actor_id, starts_at, ends_at, status), ';' ORDER BY id) FROM bookings)
   || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s', actor_id, request_key, fingerprint, response_body), ';' ORDER BY actor_id, request_key) FROM idempotency)
   || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, last_error, available_at, parked_at), ';' ORDER BY id) FROM outbox)
   || ' | ' || (SELECT string_agg(format('%s/%s', keys_purged_before, events_purged_before), ';') FROM okno_purge_horizon)
-  || ' | ' || (SELECT string_agg(format('%s/%s', id, name), ';' ORDER BY id) FROM actors)"
+  || ' | ' || (SELECT string_agg(format('%s/%s', id, name), ';' ORDER BY id) FROM actors)
+  || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s/%s', event_id, subscriber, kind, payload, attempts, last_error, parked_at, discarded_at, discarded_by), ';') FROM okno_discarded)"
 
 "$PGBIN/pg_dump" -Fc -d "$src" -f "$work/okno.dump"
 check "pg_dump exits 0" 0 $?
@@ -68,7 +76,7 @@ check "pg_dump exits 0" 0 $?
 check "pg_restore exits 0" 0 $?
 check "pg_restore prints nothing" "" "$(cat "$work/restore.err")"
 
-check "bookings, keys, events (with their attempts, errors, delays and parking), actors and the purge horizon are restored as they were" \
+check "bookings, keys, events (with their attempts, errors, delays and parking), actors, the purge horizon and the discard record are restored as they were" \
 	"$(q "$src" "$snapshot")" "$(q "$dst" "$snapshot")"
 check "the restored extension is the installed version of okno" \
 	"$(q "$src" "SELECT extversion FROM pg_extension WHERE extname = 'okno'")" \
@@ -86,11 +94,13 @@ check "a restored booking still blocks its slot" "1" \
 check "a new actor gets the next id" "3" \
 	"$(q "$dst" "INSERT INTO actors (name) VALUES ('clara') RETURNING id")"
 check "okno_verify() is empty in the restored database" "0" "$(q "$dst" "SELECT count(*) FROM okno_verify()")"
-check "the drain hands out the due event, then the new one; not the parked or the delayed one" \
+check "the drain hands out the due event, then the new one; not the parked, the delayed or the held-back one" \
 	'{"booking_id": 2};{"booking_id": 5}' \
 	"$(for i in 1 2 3 4; do q "$dst" "SELECT payload FROM okno_drain_once()"; done | paste -sd ';')"
 check "the parked event is still parked, and okno_requeue makes it due" '{"booking_id": 3}' \
 	"$(q "$dst" "SELECT okno_requeue(id) FROM outbox WHERE parked_at IS NOT NULL" >/dev/null; q "$dst" "SELECT payload FROM okno_drain_once()")"
+check "then booking 3's cancellation, held back until now" 'booking_cancelled {"booking_id": 3}' \
+	"$(q "$dst" "SELECT kind || ' ' || payload FROM okno_drain_once()")"
 check "okno_verify() is still empty" "0" "$(q "$dst" "SELECT count(*) FROM okno_verify()")"
 
 "$PGBIN/dropdb" "$src"

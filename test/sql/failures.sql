@@ -126,3 +126,13 @@ BEGIN READ ONLY;
 SELECT okno_requeue((SELECT id FROM ev WHERE n = 1));
 ROLLBACK;
 RESET ALL;
+
+-- the returned row has outbox's row type as stored, also after a column
+-- of outbox was dropped (it returned the live columns only before 0.5.0,
+-- which the row type's dropped attribute did not match)
+BEGIN;
+ALTER TABLE outbox ADD COLUMN scratch integer;
+ALTER TABLE outbox DROP COLUMN scratch;
+SELECT attempts > 0 AS counted, last_error FROM okno_record_failure((SELECT id FROM ev WHERE n = 1), 'after a dropped column');
+SELECT (okno_record_failure((SELECT id FROM ev WHERE n = 1), 'as a whole row')).last_error;
+ROLLBACK;

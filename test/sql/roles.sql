@@ -72,6 +72,7 @@ LANGUAGE sql AS $$
         (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM idempotency t),
         (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM outbox t),
         (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM okno_purge_horizon t),
+        (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM okno_discarded t),
         (SELECT last_value FROM bookings_id_seq),
         (SELECT last_value FROM actors_id_seq),
         (SELECT last_value FROM resources_id_seq),
@@ -123,13 +124,16 @@ GRANT SELECT (actor_id, request_key, fingerprint, fingerprint_version, response_
    ON idempotency TO regress_okno_app;
 GRANT INSERT (id, kind, payload) ON outbox TO regress_okno_app;
 
--- 2. the relay: drain, record failures, release, requeue, read the status
+-- 2. the relay: drain, record failures, release, requeue, read the status,
+--    and the dead-letter tools: requeue in bulk, discard
 GRANT EXECUTE ON FUNCTION okno_drain_once(), okno_drain(integer),
-    okno_record_failure(uuid, text), okno_release(uuid), okno_requeue(uuid)
+    okno_record_failure(uuid, text), okno_release(uuid), okno_requeue(uuid),
+    okno_requeue_parked(text, text, text, timestamptz), okno_discard(uuid, text)
   TO regress_okno_relay;
 GRANT SELECT (id, kind, payload, created_at, delivered_at, attempts, last_error, available_at, parked_at),
       UPDATE (delivered_at, attempts, last_error, available_at, parked_at)
    ON outbox TO regress_okno_relay;
+GRANT INSERT ON okno_discarded TO regress_okno_relay;
 GRANT SELECT ON okno_outbox_status TO regress_okno_relay;
 
 -- 3. maintenance: retention and the invariant checker
@@ -145,6 +149,7 @@ GRANT SELECT (singleton, keys_purged_before, events_purged_before),
       UPDATE (keys_purged_before, events_purged_before)
    ON okno_purge_horizon TO regress_okno_maint;
 GRANT SELECT (adopted_at) ON okno_adoption TO regress_okno_maint;
+GRANT SELECT (event_id, subscriber, kind, payload) ON okno_discarded TO regress_okno_maint;
 
 -- (regress_okno_nobody gets nothing)
 
@@ -194,6 +199,11 @@ RESET ROLE;
 -- Everything else fails with 42501 and writes nothing.  The operations,
 -- and which role each one is for:
 --
+-- a parked event for the dead-letter tools (of no booking: okno_verify
+-- does not count it)
+INSERT INTO outbox (id, kind, payload, attempts, last_error, parked_at)
+VALUES ('01900000-0000-7000-8000-0000000000ff', 'roles_probe', '{}', 3, 'recipient down', now())
+RETURNING id AS parked \gset
 CREATE TABLE roles_test.ops (ord int PRIMARY KEY, op text, sql text, for_role name);
 INSERT INTO roles_test.ops VALUES
   (1, 'create', format('SELECT okno_create_booking(%s, %L, %L)', :actor, 'roles-2', :'p2'), 'regress_okno_app'),
@@ -211,7 +221,9 @@ INSERT INTO roles_test.ops VALUES
   (13, 'purge', 'SELECT keys_deleted FROM okno_purge(''0 seconds'', ''0 seconds'')', 'regress_okno_maint'),
   (14, 'verify', 'SELECT count(*) FROM okno_verify()', 'regress_okno_maint'),
   (15, 'canonical', format('SELECT okno_canonical(%L)', :'p1'), NULL),
-  (16, 'fingerprint', format('SELECT okno_fingerprint(%L)', :'p1'), NULL);
+  (16, 'fingerprint', format('SELECT okno_fingerprint(%L)', :'p1'), NULL),
+  (17, 'discard', format('SELECT okno_discard(%L)', :'parked'), 'regress_okno_relay'),
+  (18, 'requeue_parked', 'SELECT okno_requeue_parked(kind => ''roles_probe'')', 'regress_okno_relay');
 CREATE TABLE roles_test.roles (ord int, r name);
 INSERT INTO roles_test.roles VALUES
   (1, 'regress_okno_app'), (2, 'regress_okno_relay'), (3, 'regress_okno_maint'), (4, 'regress_okno_nobody');
@@ -230,7 +242,7 @@ SELECT roles_test.as_role('regress_okno_relay', 'SELECT response_body FROM idemp
 -- nor can the role without grants touch any table
 SELECT t AS "table", roles_test.as_role('regress_okno_nobody', format('SELECT count(*) FROM %s', t)) AS "select",
        roles_test.as_role('regress_okno_nobody', format('DELETE FROM %s', t)) AS "delete"
-  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon']) AS t;
+  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded']) AS t;
 SELECT roles_test.snapshot() = :'before' AS nothing_written;
 
 --

@@ -70,7 +70,7 @@ RESET ROLE;
 SELECT count(*) AS okno_wait_locks FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 4;
 -- the relay's privileges (docs/PRIVILEGES.md): each of them is needed
 CREATE ROLE regress_okno_wait_relay;
-GRANT SELECT (id, delivered_at, parked_at, available_at, xmax) ON outbox TO regress_okno_wait_relay;
+GRANT SELECT (id, kind, payload, delivered_at, parked_at, available_at, xmax) ON outbox TO regress_okno_wait_relay;
 SET ROLE regress_okno_wait_relay;
 CALL okno_wait(0);
 RESET ROLE;
@@ -80,6 +80,17 @@ SET ROLE regress_okno_wait_relay;
 CALL okno_wait(0);
 RESET ROLE;
 GRANT SELECT (id) ON outbox TO regress_okno_wait_relay;
+-- (kind and payload: events wait for the earlier events of their booking)
+REVOKE SELECT (kind) ON outbox FROM regress_okno_wait_relay;
+SET ROLE regress_okno_wait_relay;
+CALL okno_wait(0);
+RESET ROLE;
+GRANT SELECT (kind) ON outbox TO regress_okno_wait_relay;
+REVOKE SELECT (payload) ON outbox FROM regress_okno_wait_relay;
+SET ROLE regress_okno_wait_relay;
+CALL okno_wait(0);
+RESET ROLE;
+GRANT SELECT (payload) ON outbox TO regress_okno_wait_relay;
 REVOKE SELECT (delivered_at) ON outbox FROM regress_okno_wait_relay;
 SET ROLE regress_okno_wait_relay;
 CALL okno_wait(0);

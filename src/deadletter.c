@@ -1,0 +1,215 @@
+/*-------------------------------------------------------------------------
+ *
+ * deadletter.c
+ *	  Parked events, handled in bulk or given up: okno_requeue_parked,
+ *	  okno_discard.
+ *
+ * okno_requeue_parked(subscriber, kind, error_like, parked_before) does what
+ * okno_requeue does for every parked event that matches all the filters
+ * given (a NULL filter matches anything): attempts reset, available at
+ * once.  The events are locked in id order, so two bulk requeues never
+ * deadlock, and it returns how many it requeued.
+ *
+ * okno_discard(event_id, subscriber) gives one parked event up on purpose.
+ * The event as it was (kind, payload, attempts, last error, when it was
+ * parked) goes to the table okno_discarded with who discarded it and when,
+ * and the event counts as done for that subscriber: never handed out again,
+ * and no longer holding back the later events of its booking.  For the
+ * default subscriber "done" is outbox.delivered_at, set to the time of the
+ * discard; the record is what tells it from a delivery (okno_verify checks
+ * that the two agree), and okno_purge leaves the records alone.
+ *
+ * Both work in the caller's transaction and wake waiting relays at commit.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/uuid.h"
+
+#include "okno.h"
+#include "errors.h"
+
+PG_FUNCTION_INFO_V1(okno_requeue_parked);
+PG_FUNCTION_INFO_V1(okno_discard);
+
+static OknoPlan requeue_parked_plan = {
+	.sql =
+	"WITH picked AS ("
+	" SELECT o.id FROM %1$s.outbox AS o"
+	"  WHERE o.parked_at IS NOT NULL AND o.delivered_at IS NULL"
+	"    AND ($1::pg_catalog.text IS NULL OR o.kind::pg_catalog.text OPERATOR(pg_catalog.=) $1)"
+	"    AND ($2::pg_catalog.text IS NULL OR o.last_error OPERATOR(pg_catalog.~~) $2)"
+	"    AND ($3::pg_catalog.timestamptz IS NULL OR o.parked_at OPERATOR(pg_catalog.<) $3)"
+	"  ORDER BY o.id FOR UPDATE)"
+	" UPDATE %1$s.outbox AS o SET parked_at = NULL, attempts = 0, available_at = NULL"
+	"  FROM picked WHERE o.id OPERATOR(pg_catalog.=) picked.id",
+	.nargs = 3,
+	.argtypes = {TEXTOID, TEXTOID, TIMESTAMPTZOID}
+};
+
+static OknoPlan discard_lock_plan = {
+	.sql =
+	"SELECT o.kind, o.payload, o.attempts, o.last_error, o.parked_at"
+	"  FROM %1$s.outbox AS o"
+	" WHERE o.id OPERATOR(pg_catalog.=) $1"
+	"   AND o.parked_at IS NOT NULL AND o.delivered_at IS NULL"
+	" FOR UPDATE",
+	.nargs = 1,
+	.argtypes = {UUIDOID}
+};
+
+static OknoPlan discard_record_plan = {
+	.sql =
+	"INSERT INTO %1$s.okno_discarded (event_id, subscriber, kind, payload, attempts,"
+	" last_error, parked_at, discarded_at, discarded_by)"
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CURRENT_USER)",
+	.nargs = 8,
+	.argtypes = {UUIDOID, TEXTOID, TEXTOID, JSONBOID, INT4OID, TEXTOID,
+	TIMESTAMPTZOID, TIMESTAMPTZOID}
+};
+
+static OknoPlan discard_done_plan = {
+	.sql =
+	"UPDATE %1$s.outbox SET delivered_at = $2, parked_at = NULL"
+	" WHERE id OPERATOR(pg_catalog.=) $1",
+	.nargs = 2,
+	.argtypes = {UUIDOID, TIMESTAMPTZOID}
+};
+
+/*
+ * okno_requeue_parked(subscriber text DEFAULT NULL, kind text DEFAULT NULL,
+ *					   error_like text DEFAULT NULL,
+ *					   parked_before timestamptz DEFAULT NULL) RETURNS bigint
+ */
+Datum
+okno_requeue_parked(PG_FUNCTION_ARGS)
+{
+	Datum		values[3];
+	char		nulls[3] = "   ";
+	int			rc;
+	uint64		n;
+	int			i;
+
+	/* every subscriber when NULL; the only one there is, "default", else */
+	if (!PG_ARGISNULL(0))
+		(void) okno_subscriber_arg(PG_GETARG_TEXT_PP(0), "okno_requeue_parked()");
+	for (i = 0; i < 3; i++)
+	{
+		if (PG_ARGISNULL(i + 1))
+		{
+			values[i] = (Datum) 0;
+			nulls[i] = 'n';
+		}
+		else
+			values[i] = PG_GETARG_DATUM(i + 1);
+	}
+
+	PreventCommandIfReadOnly("okno_requeue_parked()");
+
+	okno_spi_connect();
+	rc = SPI_execute_plan(okno_plan(&requeue_parked_plan), values, nulls, false, 0);
+	okno_check_spi(rc, SPI_OK_UPDATE, "outbox bulk requeue");
+	n = SPI_processed;
+	okno_spi_finish();
+
+	if (n > 0)
+	{
+		okno_notify();
+		okno_drain_forget_cursor();
+	}
+	PG_RETURN_INT64((int64) n);
+}
+
+/*
+ * okno_discard(event_id uuid, subscriber text DEFAULT 'default')
+ *	 RETURNS boolean
+ *
+ * False when the event is not parked for that subscriber (unknown, pending
+ * or done).
+ */
+Datum
+okno_discard(PG_FUNCTION_ARGS)
+{
+	pg_uuid_t  *id;
+	char	   *subscriber;
+	Datum		values[8];
+	char		nulls[8] = "        ";
+	TimestampTz now;
+	int			rc;
+	int			i;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("event_id must not be null"),
+				 errhint("Pass the id of a parked event to okno_discard().")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("subscriber must not be null"),
+				 errhint("Pass a subscriber's name, or \"%s\" for the default subscriber.",
+						 OKNO_DEFAULT_SUBSCRIBER)));
+	id = PG_GETARG_UUID_P(0);
+	subscriber = okno_subscriber_arg(PG_GETARG_TEXT_PP(1), "okno_discard()");
+
+	PreventCommandIfReadOnly("okno_discard()");
+
+	okno_spi_connect();
+	values[0] = UUIDPGetDatum(id);
+	rc = SPI_execute_plan(okno_plan(&discard_lock_plan), values, NULL, false, 1);
+	okno_check_spi(rc, SPI_OK_SELECT, "outbox discard lock");
+	if (SPI_processed == 0)
+	{
+		okno_spi_finish();
+		PG_RETURN_BOOL(false);
+	}
+
+	/* the record: the event as it was, then when and by whom */
+	now = GetCurrentTimestamp();
+	values[1] = CStringGetTextDatum(subscriber);
+	for (i = 0; i < 5; i++)
+	{
+		bool		isnull;
+
+		values[i + 2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									  i + 1, &isnull);
+		if (isnull)
+			nulls[i + 2] = 'n';
+	}
+	values[7] = TimestampTzGetDatum(now);
+	rc = SPI_execute_plan(okno_plan(&discard_record_plan), values, nulls, false, 0);
+	okno_check_spi(rc, SPI_OK_INSERT, "discard record insert");
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the record of the discard was not stored in table \"%s.okno_discarded\"",
+						okno_schema_name()),
+				 errdetail("A BEFORE trigger or a rule on the table kept the row from being stored; "
+						   "okno discards an event only together with its record."),
+				 errhint("Let okno's inserts into okno_discarded through.")));
+
+	values[1] = TimestampTzGetDatum(now);
+	rc = SPI_execute_plan(okno_plan(&discard_done_plan), values, NULL, false, 0);
+	okno_check_spi(rc, SPI_OK_UPDATE, "outbox discard");
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the discarded event was not marked done in table \"%s.outbox\"",
+						okno_schema_name()),
+				 errdetail("A BEFORE trigger or a rule on the table kept the row from being updated."),
+				 errhint("Let okno's updates of outbox through.")));
+	okno_spi_finish();
+
+	/* the later events of its booking are free now */
+	okno_wake_at_commit();
+	okno_drain_forget_cursor();
+	PG_RETURN_BOOL(true);
+}
