@@ -126,7 +126,8 @@ static OknoPlan drain_plan = {
 	"  RETURNING o.id, o.kind::pg_catalog.text AS kind, o.payload, o.attempts)"
 	" SELECT id, kind, payload, attempts FROM delivered ORDER BY id",
 	.nargs = 2,
-	.argtypes = {INT4OID, UUIDOID}
+	.argtypes = {INT4OID, UUIDOID},
+	.cursor_options = CURSOR_OPT_GENERIC_PLAN
 };
 
 /*
@@ -144,7 +145,8 @@ static OknoPlan later_plan = {
 	"   AND p.id OPERATOR(pg_catalog.>) $1 AND p.id OPERATOR(pg_catalog.<) $2"
 	" ORDER BY p.id LIMIT 1",
 	.nargs = 2,
-	.argtypes = {UUIDOID, UUIDOID}
+	.argtypes = {UUIDOID, UUIDOID},
+	.cursor_options = CURSOR_OPT_GENERIC_PLAN
 };
 
 /*

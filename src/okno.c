@@ -267,7 +267,14 @@ okno_plan(OknoPlan *p)
 			p->plan = NULL;
 		}
 		sql = psprintf(p->sql, cache_schema);
-		plan = SPI_prepare(sql, p->nargs, p->argtypes);
+		/*
+		 * With cursor_options CURSOR_OPT_GENERIC_PLAN the plan is planned
+		 * once; otherwise the plan cache plans the first five executions
+		 * for their parameters' values and keeps doing so for every later
+		 * one whenever the generic plan's estimate looks dearer, which it
+		 * did for the drains: planning each call cost more than the drain.
+		 */
+		plan = SPI_prepare_cursor(sql, p->nargs, p->argtypes, p->cursor_options);
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
 				 sql, SPI_result_code_string(SPI_result));

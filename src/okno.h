@@ -55,13 +55,16 @@ typedef struct OknoBookingIn
 /*
  * A SPI plan whose text names okno's schema.  The text holds "%1$s" where
  * the quoted schema name goes; okno_plan() prepares it once per backend (and
- * again after the extension's objects change) and keeps it.
+ * again after the extension's objects change) and keeps it.  A plan that is
+ * run very often and whose best shape does not depend on its parameters'
+ * values (the drains') sets cursor_options to CURSOR_OPT_GENERIC_PLAN.
  */
 typedef struct OknoPlan
 {
 	const char *sql;
 	int			nargs;
 	Oid			argtypes[11];
+	int			cursor_options; /* CURSOR_OPT_GENERIC_PLAN: see okno_plan() */
 	SPIPlanPtr	plan;
 	uint64		generation;
 } OknoPlan;

@@ -100,7 +100,8 @@ static OknoPlan due_plan = {
 	OKNO_SQL_NOT_HELD_BACK("p")
 	" ORDER BY p.id LIMIT 1000",
 	.nargs = 1,
-	.argtypes = {UUIDOID}
+	.argtypes = {UUIDOID},
+	.cursor_options = CURSOR_OPT_GENERIC_PLAN
 };
 
 /* when the first delayed event comes due (NULL: none) */

@@ -124,7 +124,99 @@ SELECT pg_sequence_last_value('okno_drain_hint') IS NOT NULL AS hint_written;
 SELECT payload FROM okno_drain(10);
 SELECT * FROM okno_verify();
 
+-- from 0.2.0, 0.4.0 and 0.4.1 too, with what 0.5.0 orders: a booking whose
+-- booking_created is parked and whose cancellation is pending.  After the
+-- update the cancellation is held back; requeueing releases both in order.
 \c :test_db :superuser_name
+CREATE DATABASE regress_okno_from_v020;
+CREATE DATABASE regress_okno_from_v040;
+CREATE DATABASE regress_okno_from_v041;
+\c regress_okno_from_v020
+\set from_version 0.2.0
+SET client_min_messages = warning;
+CREATE EXTENSION okno VERSION :'from_version' CASCADE;
+INSERT INTO actors (name) VALUES ('ann');
+INSERT INTO resources (name) VALUES ('room');
+SELECT okno_create_booking(1, 'f-' || i, format('{"resource_id":1,"starts_at":"2026-12-0%sT10:00:00Z","ends_at":"2026-12-0%sT11:00:00Z"}', i, i)::jsonb) ->> 'id' AS id
+  FROM generate_series(1, 2) AS i;
+SET okno.max_attempts = 1;
+BEGIN;
+SELECT count(*) AS drained FROM okno_drain(10);
+SELECT parked_at IS NOT NULL AS parked FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 1}'), 'recipient down');
+COMMIT;
+RESET okno.max_attempts;
+SELECT okno_cancel_booking(1, 1) ->> 'status' AS cancelled;
+SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, parked_at), ';' ORDER BY id) AS events_before FROM outbox \gset
+ALTER EXTENSION okno UPDATE;
+SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'okno') AS current_version FROM pg_extension WHERE extname = 'okno';
+:describe \gset from_
+SELECT :'from_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
+SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, parked_at), ';' ORDER BY id) = :'events_before' AS events_kept FROM outbox;
+SELECT pending, parked, held_back FROM okno_outbox_status;
+SELECT kind, payload FROM okno_drain(10);
+SELECT okno_requeue_parked() AS requeued;
+SELECT kind, payload FROM okno_drain(10);
+SELECT kind, payload FROM okno_drain(10);
+SELECT * FROM okno_verify();
+\c regress_okno_from_v040
+\set from_version 0.4.0
+SET client_min_messages = warning;
+CREATE EXTENSION okno VERSION :'from_version' CASCADE;
+INSERT INTO actors (name) VALUES ('ann');
+INSERT INTO resources (name) VALUES ('room');
+SELECT okno_create_booking(1, 'f-' || i, format('{"resource_id":1,"starts_at":"2026-12-0%sT10:00:00Z","ends_at":"2026-12-0%sT11:00:00Z"}', i, i)::jsonb) ->> 'id' AS id
+  FROM generate_series(1, 2) AS i;
+SET okno.max_attempts = 1;
+BEGIN;
+SELECT count(*) AS drained FROM okno_drain(10);
+SELECT parked_at IS NOT NULL AS parked FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 1}'), 'recipient down');
+COMMIT;
+RESET okno.max_attempts;
+SELECT okno_cancel_booking(1, 1) ->> 'status' AS cancelled;
+SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, parked_at), ';' ORDER BY id) AS events_before FROM outbox \gset
+ALTER EXTENSION okno UPDATE;
+SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'okno') AS current_version FROM pg_extension WHERE extname = 'okno';
+:describe \gset from_
+SELECT :'from_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
+SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, parked_at), ';' ORDER BY id) = :'events_before' AS events_kept FROM outbox;
+SELECT pending, parked, held_back FROM okno_outbox_status;
+SELECT kind, payload FROM okno_drain(10);
+SELECT okno_requeue_parked() AS requeued;
+SELECT kind, payload FROM okno_drain(10);
+SELECT kind, payload FROM okno_drain(10);
+SELECT * FROM okno_verify();
+\c regress_okno_from_v041
+\set from_version 0.4.1
+SET client_min_messages = warning;
+CREATE EXTENSION okno VERSION :'from_version' CASCADE;
+INSERT INTO actors (name) VALUES ('ann');
+INSERT INTO resources (name) VALUES ('room');
+SELECT okno_create_booking(1, 'f-' || i, format('{"resource_id":1,"starts_at":"2026-12-0%sT10:00:00Z","ends_at":"2026-12-0%sT11:00:00Z"}', i, i)::jsonb) ->> 'id' AS id
+  FROM generate_series(1, 2) AS i;
+SET okno.max_attempts = 1;
+BEGIN;
+SELECT count(*) AS drained FROM okno_drain(10);
+SELECT parked_at IS NOT NULL AS parked FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 1}'), 'recipient down');
+COMMIT;
+RESET okno.max_attempts;
+SELECT okno_cancel_booking(1, 1) ->> 'status' AS cancelled;
+SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, parked_at), ';' ORDER BY id) AS events_before FROM outbox \gset
+ALTER EXTENSION okno UPDATE;
+SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'okno') AS current_version FROM pg_extension WHERE extname = 'okno';
+:describe \gset from_
+SELECT :'from_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
+SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, parked_at), ';' ORDER BY id) = :'events_before' AS events_kept FROM outbox;
+SELECT pending, parked, held_back FROM okno_outbox_status;
+SELECT kind, payload FROM okno_drain(10);
+SELECT okno_requeue_parked() AS requeued;
+SELECT kind, payload FROM okno_drain(10);
+SELECT kind, payload FROM okno_drain(10);
+SELECT * FROM okno_verify();
+
+\c :test_db :superuser_name
+DROP DATABASE regress_okno_from_v020;
+DROP DATABASE regress_okno_from_v040;
+DROP DATABASE regress_okno_from_v041;
 DROP DATABASE regress_okno_upgrade;
 DROP DATABASE regress_okno_fresh;
 DROP DATABASE regress_okno_direct;
