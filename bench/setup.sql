@@ -185,8 +185,11 @@ CREATE FUNCTION bench.outbox_fill(n integer) RETURNS void LANGUAGE sql AS $$
   SELECT (lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0')
           || '7000' || '8' || lpad(to_hex(g), 15, '0'))::uuid,
          CASE WHEN g % 10 = 0 THEN 'booking_cancelled' ELSE 'booking_created' END,
-         jsonb_build_object('booking_id', CASE WHEN g % 10 = 0 THEN g - 5 ELSE g END)
-    FROM generate_series(1, n) AS g;
+         -- booking ids of this fill's own (a real outbox never sees a
+         -- booking's events again after they were delivered)
+         jsonb_build_object('booking_id', b.base + CASE WHEN g % 10 = 0 THEN g - 5 ELSE g END)
+    FROM generate_series(1, n) AS g,
+         (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint * 1000000 AS base) AS b;
 $$;
 
 -- n more delivered events that went through the pending index, as a relay
