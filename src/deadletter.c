@@ -93,10 +93,12 @@ Datum
 okno_requeue_parked(PG_FUNCTION_ARGS)
 {
 	Datum		values[3];
-	char		nulls[3] = "   ";
+	char		nulls[3];
 	int			rc;
 	uint64		n;
 	int			i;
+
+	memset(nulls, ' ', sizeof(nulls));
 
 	/* every subscriber when NULL; the only one there is, "default", else */
 	if (!PG_ARGISNULL(0))
@@ -141,11 +143,12 @@ okno_discard(PG_FUNCTION_ARGS)
 	pg_uuid_t  *id;
 	char	   *subscriber;
 	Datum		values[8];
-	char		nulls[8] = "        ";
+	char		nulls[8];
 	TimestampTz now;
 	int			rc;
 	int			i;
 
+	memset(nulls, ' ', sizeof(nulls));
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
