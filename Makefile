@@ -31,6 +31,7 @@ OBJS = \
 	src/create.o \
 	src/handout.o \
 	src/drain.o \
+	src/delivery.o \
 	src/failure.o \
 	src/adopt.o \
 	src/booking.o \
@@ -44,7 +45,7 @@ DATA         = $(wildcard sql/okno--*.sql)
 # pg_regress: inputs in test/sql, expected output in expected/
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
                drain drain_hint drain_batch drain_read failures cancel purge status verify prepared \
-               error_catalogue shadowing roles direct create_as_insert wait order \
+               error_catalogue shadowing roles direct create_as_insert wait order subscribers \
                course_vectors adopt \
                other_schema trusted upgrade
 REGRESS_OPTS = --inputdir=test
@@ -53,7 +54,7 @@ REGRESS_OPTS = --inputdir=test
 ISOLATION    = same_key_read_committed same_key_repeatable_read slot_race \
                drainers drain_rollback course_lock purge_concurrent cancel_race \
                requeue_notify drain_cursor drain_hint_rollback wait_wake \
-               order_drainers order_requeue
+               order_drainers order_requeue subscriber_order subscriber_in_flight
 ISOLATION_OPTS = --inputdir=test --outputdir=.
 
 EXTRA_CLEAN  = results output_iso regression.diffs regression.out \

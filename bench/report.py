@@ -182,6 +182,14 @@ class Run:
         # variant clients rep transactions delivered_when_pgbench_ended
         self.wake_tps = self.rows("wake_tps.tsv")
         self.s4 = {lv: self.cpu_net("s4", str(lv)) for lv in self.levels4}
+        # scenario 6: part variant rep events seconds; and cpu.tsv's s6
+        self.s6 = self.rows("s6.tsv")
+        self.s6_cpu = {lv: self.cpu_net("s6", lv) for lv in ("none", "three")}
+
+    def s6_rates(self, part, variant):
+        """scenario 6's events/s of each repetition of a drain"""
+        return [int(ev) / float(sec) for p, v, _rep, ev, sec in self.s6
+                if p == part and v == variant and sec and float(sec) > 0]
 
     def rows(self, name):
         path = os.path.join(self.d, name)
@@ -323,6 +331,31 @@ class Run:
             a, b = med(self.s4[hi].get("okno", ([], []))[0]), med(self.s4[lo].get("okno", ([], []))[0])
             target("growth", f"create cost at {fmt(hi, 0)} rows ÷ empty ({fmt(lo, 0)} seed rows)",
                    ratio(a, b), "<=", 1.30, f"{fmt(a)} µs ÷ {fmt(b)} µs")
+        # scenario 6: subscribers
+        if self.s6:
+            pq = med(self.s6_rates("drain", "pgq_batch"))
+            subs = {v: med(self.s6_rates("drain", v)) for v in ("s1", "s2", "s3")}
+            subs = {v: x for v, x in subs.items() if x is not None}
+            if subs:
+                slowest = min(subs, key=subs.get)
+                target("sub_drain_pgq",
+                       "okno_drain(1000, subscriber) events/s with 3 subscribers, each draining, the slowest "
+                       "subscriber ÷ PgQ batch read events/s (1 client, sync on)",
+                       ratio(subs[slowest], pq), ">=", 0.50,
+                       ", ".join(f"{v} {fmt(x)}" for v, x in sorted(subs.items())) + f" ÷ {fmt(pq)} events/s")
+            a, b = (med(self.s6_cpu["three"].get("okno", ([], []))[0]),
+                    med(self.s6_cpu["none"].get("okno", ([], []))[0]))
+            target("sub_create_cpu", "okno create CPU/call with 3 subscribers ÷ with none",
+                   ratio(a, b), "<=", 1.05, f"{fmt(a)} µs ÷ {fmt(b)} µs")
+            levels = sorted(set(int(r[1]) for r in self.s6 if r[0] == "history"))
+            if len(levels) >= 2:
+                hi = levels[-1]
+                a, b = med(self.s6_rates("history", str(hi))), med(self.s6_rates("history", "0"))
+                target("sub_history",
+                       f"a subscriber's drain cost per event at {fmt(hi, 0)} delivered rows ÷ empty table, "
+                       "okno_drain(1000, subscriber)",
+                       ratio(b, a), "<=", 1.20,
+                       f"{fmt(1e6 / a if a else None)} µs ÷ {fmt(1e6 / b if b else None)} µs")
         # scenario 5: commit → relay output with the default wake-up, and what
         # the wake-up costs the writers
         for load, what, l50, l99 in (("idle", "idle database", 5, 25),
@@ -857,6 +890,35 @@ if wake_tps:
             sh = slow_share(proms)
             sl.append(f"{v} {'–' if sh is None else f'{100 * sh:.1f}%'}")
         w(f"| {c} | " + " | ".join(cells + rs) + f" | {', '.join(dl)} | {', '.join(pb)} | {', '.join(sl)} |")
+    w("")
+
+if R.s6:
+    w("## 6. Subscribers")
+    w("")
+    w("Three subscribers (`okno_subscribe`), an outbox filled with events in transactions of 1,000 "
+      "(every tenth a cancellation of a booking of the same transaction, as scenario 3's fill); each "
+      "subscriber in turn, then the default one, drains it all with `okno_drain(1000, subscriber)` "
+      "(1 client, sync on; events/s from the delivery times), and PgQ's batch read drains as many "
+      "events. The create CPU loop of scenario 1 with no subscriber and with three, alternated. "
+      "Then one subscriber alone: its drain on an empty table, and after a history of delivered rows "
+      "(its `okno_delivery` rows and the outbox's).")
+    w("")
+    w("| drain | events/s per repetition | median |")
+    w("|---|---|---:|")
+    for v, label in (("s1", "subscriber s1"), ("s2", "subscriber s2"), ("s3", "subscriber s3"),
+                     ("default", "the default subscriber"), ("pgq_batch", "PgQ batch read")):
+        xs = R.s6_rates("drain", v)
+        if xs:
+            w(f"| {label} | {', '.join(fmt(x, 0) for x in xs)} | {fmt(med(xs), 0)} |")
+    for lv in sorted(set(int(r[1]) for r in R.s6 if r[0] == "history")):
+        xs = R.s6_rates("history", str(lv))
+        if xs:
+            w(f"| s1 alone, {fmt(lv, 0)} delivered rows | {', '.join(fmt(x, 0) for x in xs)} | {fmt(med(xs), 0)} |")
+    w("")
+    for lv, label in (("none", "no subscriber"), ("three", "three subscribers")):
+        c = R.s6_cpu[lv].get("okno", ([], []))[0]
+        if c:
+            w(f"- create CPU per call, {label}: {stat(c)} µs")
     w("")
 
 w("## Plot")

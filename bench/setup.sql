@@ -257,3 +257,40 @@ BEGIN
     COMMIT;
   END LOOP;
 END $$;
+
+-- ---------------------------------------------------------------------
+-- Scenario 6: subscribers.  n events (as outbox_fill writes them) in
+-- transactions of 1000 each, as many writers would commit them (a
+-- subscriber's drain copies the events of whole transactions).
+CREATE PROCEDURE bench.outbox_fill_tx(n integer) LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1 .. n / 1000 LOOP
+    PERFORM bench.outbox_fill(1000);
+    COMMIT;
+  END LOOP;
+END $$;
+
+-- exactly the subscribers s1 .. sn, each with nothing to deliver
+CREATE PROCEDURE bench.subscribers(n integer) LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM public.okno_unsubscribe(name) FROM public.okno_subscriber;
+  COMMIT;
+  PERFORM public.okno_subscribe('s' || g) FROM generate_series(1, n) AS g;
+  COMMIT;
+END $$;
+
+-- s1's history: n more events that it (and the default subscriber) has
+-- delivered, as its drains leave them: copied and delivered at once.  The
+-- snapshot moves past them afterwards, as the drain's copy would.
+CREATE PROCEDURE bench.subscriber_history(n integer) LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM bench.outbox_fill(n);
+  COMMIT;
+  INSERT INTO public.okno_delivery (subscriber, event_id, booking, first, delivered_at)
+  SELECT 's1', o.id, o.payload -> 'booking_id', o.kind = 'booking_created', clock_timestamp()
+    FROM public.outbox AS o WHERE o.delivered_at IS NULL;
+  UPDATE public.outbox SET delivered_at = clock_timestamp() WHERE delivered_at IS NULL;
+  COMMIT;
+  UPDATE public.okno_subscriber SET copied_snapshot = pg_current_snapshot() WHERE name = 's1';
+  COMMIT;
+END $$;

@@ -25,6 +25,12 @@
  * drain that found none, --poll seconds at the most (--wait=poll: the same
  * without LISTEN).
  *
+ * --subscriber NAME delivers the events of a subscriber added with
+ * okno_subscribe (okno 0.5.0): the same loop with okno_drain(batch, NAME),
+ * okno_record_failure(id, error, NAME) and okno_release(id, NAME), so that
+ * its attempts, backoff and parking are its own.  okno_wait waits for the
+ * default subscriber's events, so such a relay waits with LISTEN.
+ *
  * --metrics-file writes counters and a delivery lag histogram in
  * Prometheus's text format, for node_exporter's textfile collector.
  *
@@ -118,6 +124,7 @@ typedef struct RelayOptions
 	bool		verbose;
 	WaitMode	wait;
 	const char *metrics_file;	/* NULL: no metrics */
+	const char *subscriber;		/* NULL: the default subscriber */
 } RelayOptions;
 
 /* one drained event, pointing into the drain's PGresult */
@@ -314,6 +321,10 @@ usage(void)
 		   "                             listen where okno has no okno_wait), listen (LISTEN\n"
 		   "                             okno_outbox, needs okno.notify on, and polling) or\n"
 		   "                             poll (polling only)\n"
+		   "  -S, --subscriber=NAME      deliver NAME's events (okno_subscribe; okno 0.5.0),\n"
+		   "                             with its own attempts, backoff and parking; waits with\n"
+		   "                             listen (okno_wait serves the default subscriber)\n"
+		   "                             (default: the default subscriber)\n"
 		   "      --metrics-file=PATH    write counters and a delivery lag histogram to PATH\n"
 		   "                             in Prometheus's text format (node_exporter's textfile\n"
 		   "                             collector), at most once a second and at exit\n"
@@ -394,13 +405,14 @@ parse_options(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},
 		{"wait", required_argument, NULL, 'w'},
 		{"metrics-file", required_argument, NULL, 'm'},
+		{"subscriber", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
 	int			c;
 
 	opterr = 0;					/* our own messages */
-	while ((c = getopt_long(argc, argv, ":d:s:b:e:t:p:v", long_options, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, ":d:s:b:e:t:p:vS:", long_options, NULL)) != -1)
 	{
 		switch (c)
 		{
@@ -449,6 +461,12 @@ parse_options(int argc, char **argv)
 					usage_error("--metrics-file needs a path");
 				opts.metrics_file = optarg;
 				break;
+			case 'S':
+				if (optarg[0] == '\0')
+					usage_error("--subscriber needs a subscriber's name");
+				/* "default" is the default subscriber: the same as without */
+				opts.subscriber = strcmp(optarg, "default") == 0 ? NULL : optarg;
+				break;
 			case 'h':
 				usage();
 				exit(EXIT_DONE);
@@ -462,6 +480,9 @@ parse_options(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument \"%s\"", argv[optind]);
+	/* okno_wait waits for the default subscriber's events */
+	if (opts.subscriber != NULL && opts.wait == WAIT_SERVER)
+		opts.wait = WAIT_LISTEN;
 	wait_mode = opts.wait;
 }
 
@@ -864,10 +885,16 @@ setup_session(void)
 		"okno_record_failure(uuid,text)",
 		"okno_release(uuid)"
 	};
+	static const char *const subscriber_functions[] = {
+		"okno_drain(integer,text)",
+		"okno_record_failure(uuid,text,text)",
+		"okno_release(uuid,text)"
+	};
 	PGresult   *res;
 	SqlStatus	st;
 	char	   *schema;
 	char	   *quoted;
+	char	   *subscriber = NULL;	/* ", 'name'" or "" */
 	char		signature[600];
 	const char *param[1];
 	size_t		len;
@@ -908,10 +935,11 @@ setup_session(void)
 		relay_fatal(EXIT_SERVER, "could not quote schema name \"%s\": %s",
 					schema, one_line(PQerrorMessage(conn)));
 
-	/* okno 0.2.0's functions, in that schema */
+	/* okno 0.2.0's functions (0.5.0's for a subscriber), in that schema */
 	for (i = 0; i < (int) (sizeof(functions) / sizeof(functions[0])); i++)
 	{
-		snprintf(signature, sizeof(signature), "%s.%s", quoted, functions[i]);
+		snprintf(signature, sizeof(signature), "%s.%s", quoted,
+				 opts.subscriber != NULL ? subscriber_functions[i] : functions[i]);
 		param[0] = signature;
 		res = PQexecParams(conn, "SELECT pg_catalog.to_regprocedure($1) IS NOT NULL",
 						   1, NULL, param, NULL, NULL, 0);
@@ -925,33 +953,50 @@ setup_session(void)
 		{
 			PQclear(res);
 			relay_fatal(EXIT_SERVER,
-						"okno is not installed in schema \"%s\" of database \"%s\", or it is older than 0.2.0 (no %s)",
-						schema, PQdb(conn), functions[i]);
+						"okno is not installed in schema \"%s\" of database \"%s\", or it is older than %s (no %s)",
+						schema, PQdb(conn), opts.subscriber != NULL ? "0.5.0" : "0.2.0",
+						opts.subscriber != NULL ? subscriber_functions[i] : functions[i]);
 		}
 		PQclear(res);
 	}
 
+	/* the subscriber's name as a literal argument (the server checks it) */
+	if (opts.subscriber != NULL)
+	{
+		char	   *literal = PQescapeLiteral(conn, opts.subscriber, strlen(opts.subscriber));
+
+		if (literal == NULL)
+			relay_fatal(EXIT_SERVER, "could not quote subscriber name \"%s\": %s",
+						opts.subscriber, one_line(PQerrorMessage(conn)));
+		subscriber = relay_malloc(strlen(literal) + 3);
+		sprintf(subscriber, ", %s", literal);
+		PQfreemem(literal);
+	}
+	else
+		subscriber = relay_strdup("");
+
 	free(sql_drain);
 	free(sql_record_failure);
 	free(sql_release);
-	len = strlen(quoted) + 200;
+	len = strlen(quoted) + strlen(subscriber) + 200;
 	sql_drain = relay_malloc(len);
 	snprintf(sql_drain, len,
-			 "BEGIN; SELECT event_id, kind, payload, attempts FROM %s.okno_drain(%d)",
-			 quoted, opts.exec_command != NULL ? 1 : opts.batch);
-	len = strlen(quoted) + 300;
+			 "BEGIN; SELECT event_id, kind, payload, attempts FROM %s.okno_drain(%d%s)",
+			 quoted, opts.exec_command != NULL ? 1 : opts.batch, subscriber);
+	len = strlen(quoted) + strlen(subscriber) + 300;
 	sql_record_failure = relay_malloc(len);
 	snprintf(sql_record_failure, len,
 			 "SELECT f.attempts, f.parked_at IS NOT NULL,"
 			 " pg_catalog.date_part('epoch', f.available_at OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp())"
-			 " FROM %s.okno_record_failure($1::pg_catalog.uuid, $2::pg_catalog.text) AS f",
-			 quoted);
+			 " FROM %s.okno_record_failure($1::pg_catalog.uuid, $2::pg_catalog.text%s) AS f",
+			 quoted, subscriber);
 	sql_release = relay_malloc(len);
 	snprintf(sql_release, len,
 			 "SELECT pg_catalog.count(*) FILTER (WHERE r)"
 			 " FROM pg_catalog.unnest($1::pg_catalog.uuid[]) AS u(id),"
-			 " LATERAL %s.okno_release(u.id) AS r",
-			 quoted);
+			 " LATERAL %s.okno_release(u.id%s) AS r",
+			 quoted, subscriber);
+	free(subscriber);
 
 	/* --once never waits */
 	if (opts.once)

@@ -58,6 +58,67 @@ GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_discard
     TO @extowner@ WITH GRANT OPTION;
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_discarded', '');
 
+-- the transaction that wrote each event, for subscribers (the events
+-- already there have none: they predate every subscriber)
+ALTER TABLE @extschema@.outbox ADD COLUMN created_xid xid8;
+ALTER TABLE @extschema@.outbox ALTER COLUMN created_xid SET DEFAULT pg_catalog.pg_current_xact_id();
+CREATE INDEX outbox_created_xid ON @extschema@.outbox (created_xid);
+
+-- 0.5.0: subscribers.  Each has its own delivery state: okno_drain with a
+-- subscriber copies the events committed since its last look (judged by
+-- the transaction that wrote them, outbox.created_xid, against the
+-- snapshot it took then, as PgQ's consumers read their batches) into
+-- okno_delivery, and hands them out from there.  The default subscriber
+-- keeps its state in outbox itself.
+CREATE TABLE @extschema@.okno_subscriber (
+    name text NOT NULL,
+    subscribed_at timestamptz NOT NULL,
+    -- no event committed after the subscription began before this (the
+    -- start of the oldest writing transaction then): what a restore into
+    -- another cluster copies again
+    since timestamptz NOT NULL,
+    -- the events that this snapshot sees are copied (or predate the
+    -- subscription); taken in the cluster named by copied_system
+    copied_snapshot pg_catalog.pg_snapshot NOT NULL,
+    copied_system bigint NOT NULL,
+    copied_at timestamptz NOT NULL,
+    CONSTRAINT okno_subscriber_pkey PRIMARY KEY (name),
+    CONSTRAINT okno_subscriber_name_check
+        CHECK (name OPERATOR(pg_catalog.~) '^[a-z][a-z0-9_-]{0,62}$' AND name OPERATOR(pg_catalog.<>) 'default')
+);
+COMMENT ON TABLE @extschema@.okno_subscriber IS
+'subscribers besides the default one (okno_subscribe), and how far each has copied the outbox';
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_subscriber
+    TO @extowner@ WITH GRANT OPTION;
+
+CREATE TABLE @extschema@.okno_delivery (
+    subscriber text NOT NULL,
+    event_id uuid NOT NULL,
+    booking jsonb,              -- the order key: the event's payload -> 'booking_id'
+    first boolean NOT NULL,     -- a booking_created event (first of its booking)
+    delivered_at timestamptz,
+    attempts integer NOT NULL DEFAULT 0,
+    last_error text,
+    available_at timestamptz,
+    parked_at timestamptz,
+    CONSTRAINT okno_delivery_pkey PRIMARY KEY (subscriber, event_id),
+    CONSTRAINT okno_delivery_attempts_check CHECK (attempts OPERATOR(pg_catalog.>=) 0)
+);
+-- the same partial indexes as outbox's, per subscriber: rows copied and
+-- handed out at once never enter them
+CREATE INDEX okno_delivery_pending ON @extschema@.okno_delivery (subscriber, event_id) INCLUDE (available_at)
+    WHERE delivered_at IS NULL AND parked_at IS NULL;
+CREATE INDEX okno_delivery_parked ON @extschema@.okno_delivery (subscriber, event_id)
+    WHERE parked_at IS NOT NULL AND delivered_at IS NULL;
+CREATE INDEX okno_delivery_order ON @extschema@.okno_delivery (subscriber, booking, event_id)
+    WHERE delivered_at IS NULL;
+COMMENT ON TABLE @extschema@.okno_delivery IS
+'each subscriber''s delivery state of the events it has copied: delivered, pending, retried or parked';
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_delivery
+    TO @extowner@ WITH GRANT OPTION;
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_subscriber', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_delivery', '');
+
 -- okno_verify: what the course's service left behind before an adoption is
 -- not reported (bookings without keys or events), and its cards are read
 -- as it wrote them
@@ -177,6 +238,30 @@ BEGIN ATOMIC
       JOIN @extschema@.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id
      WHERE o.kind::pg_catalog.text OPERATOR(pg_catalog.<>) d.kind::pg_catalog.text
         OR o.payload OPERATOR(pg_catalog.<>) d.payload
+    UNION ALL
+    SELECT 'discarded event still pending',
+           pg_catalog.format('event %s of subscriber %s', d.event_id, d.subscriber)
+      FROM @extschema@.okno_discarded AS d
+      JOIN @extschema@.okno_delivery AS x
+        ON x.subscriber OPERATOR(pg_catalog.=) d.subscriber AND x.event_id OPERATOR(pg_catalog.=) d.event_id
+     WHERE x.delivered_at IS NULL
+    UNION ALL
+    SELECT 'delivery state of an unknown subscriber',
+           pg_catalog.format('event %s of subscriber %s', x.event_id, x.subscriber)
+      FROM @extschema@.okno_delivery AS x
+     WHERE NOT EXISTS (SELECT FROM @extschema@.okno_subscriber AS u
+                        WHERE u.name OPERATOR(pg_catalog.=) x.subscriber)
+    UNION ALL
+    SELECT 'delivery state of a missing event',
+           pg_catalog.format('event %s of subscriber %s', x.event_id, x.subscriber)
+      FROM @extschema@.okno_delivery AS x
+     WHERE NOT EXISTS (SELECT FROM @extschema@.outbox AS o
+                        WHERE o.id OPERATOR(pg_catalog.=) x.event_id)
+    UNION ALL
+    SELECT 'event both delivered and parked',
+           pg_catalog.format('event %s of subscriber %s', x.event_id, x.subscriber)
+      FROM @extschema@.okno_delivery AS x
+     WHERE x.delivered_at IS NOT NULL AND x.parked_at IS NOT NULL
   ) AS v
   ORDER BY 1, 2;
 END;
@@ -308,3 +393,119 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.okno_discard(uuid, text) IS
 'give a parked event up: recorded in okno_discarded, never handed out again; false if it is not parked';
+
+-- 0.5.0: subscribers (the tables are above okno_verify)
+CREATE FUNCTION @extschema@.okno_subscribe(subscriber text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_subscribe'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_subscribe(text) IS
+'add a subscriber: it receives every event committed after this; false if it exists already';
+
+CREATE FUNCTION @extschema@.okno_unsubscribe(subscriber text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_unsubscribe'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_unsubscribe(text) IS
+'remove a subscriber and its delivery state; false if there is no such subscriber';
+
+CREATE FUNCTION @extschema@.okno_drain(max_events integer, subscriber text)
+RETURNS TABLE (event_id uuid, kind text, payload jsonb, attempts integer)
+AS 'MODULE_PATHNAME', 'okno_drain'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE ROWS 100;
+
+COMMENT ON FUNCTION @extschema@.okno_drain(integer, text) IS
+'hand up to max_events events due for a subscriber to the caller, in id order, and mark them delivered for it, in the caller''s transaction';
+
+CREATE FUNCTION @extschema@.okno_drain_once(subscriber text)
+RETURNS TABLE (event_id uuid, kind text, payload jsonb)
+AS 'MODULE_PATHNAME', 'okno_drain_once_0_2'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.okno_drain_once(text) IS
+'hand one event due for a subscriber to the caller and mark it delivered for it, in the caller''s transaction';
+
+CREATE FUNCTION @extschema@.okno_record_failure(event_id uuid, error text, subscriber text)
+RETURNS @extschema@.okno_delivery
+AS 'MODULE_PATHNAME', 'okno_record_failure'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_record_failure(uuid, text, text) IS
+'record a failed delivery to a subscriber: pending again after a backoff, or parked; returns its delivery state';
+
+CREATE FUNCTION @extschema@.okno_release(event_id uuid, subscriber text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_release'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_release(uuid, text) IS
+'hand an event drained for a subscriber back undelivered, without counting an attempt; false if not delivered to it';
+
+CREATE FUNCTION @extschema@.okno_requeue(event_id uuid, subscriber text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_requeue'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_requeue(uuid, text) IS
+'unpark an event for a subscriber: attempts reset, available now; false if it has no undelivered copy';
+
+-- Each subscriber at a glance, the default one first: what okno_outbox_status
+-- counts for the default subscriber, for every subscriber.  not_copied
+-- counts the events committed since its drains last looked (they are also
+-- in pending and due_now).
+CREATE VIEW @extschema@.okno_subscribers AS
+SELECT v.* FROM (
+SELECT 'default'::pg_catalog.text AS subscriber, NULL::pg_catalog.timestamptz AS subscribed_at,
+       s.pending, s.due_now, s.delayed, s.parked, s.held_back, 0::bigint AS not_copied,
+       s.oldest_pending_age, NULL::pg_catalog.timestamptz AS copied_at
+  FROM @extschema@.okno_outbox_status AS s
+UNION ALL
+SELECT u.name, u.subscribed_at,
+       d.pending OPERATOR(pg_catalog.+) n.not_copied,
+       d.due_now OPERATOR(pg_catalog.+) n.not_copied,
+       d.pending OPERATOR(pg_catalog.-) d.due_now OPERATOR(pg_catalog.-) d.held_back,
+       d.parked, d.held_back, n.not_copied,
+       pg_catalog.now() OPERATOR(pg_catalog.-) LEAST(d.oldest, n.oldest),
+       u.copied_at
+  FROM @extschema@.okno_subscriber AS u,
+       LATERAL (SELECT pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL) AS pending,
+                       pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL AND NOT x.held AND (x.available_at IS NULL
+                           OR x.available_at OPERATOR(pg_catalog.<=) pg_catalog.now())) AS due_now,
+                       pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL AND x.held) AS held_back,
+                       pg_catalog.count(*) FILTER (WHERE x.parked_at IS NOT NULL) AS parked,
+                       pg_catalog.min(x.created_at) FILTER (WHERE x.parked_at IS NULL) AS oldest
+                  FROM (SELECT e.created_at, p.available_at, p.parked_at,
+                               NOT p.first AND EXISTS (SELECT FROM @extschema@.okno_delivery AS q
+                                        WHERE q.subscriber OPERATOR(pg_catalog.=) p.subscriber
+                                          AND q.booking OPERATOR(pg_catalog.=) p.booking
+                                          AND q.delivered_at IS NULL
+                                          AND q.event_id OPERATOR(pg_catalog.<>) p.event_id
+                                          AND CASE WHEN (pg_catalog.get_byte(pg_catalog.uuid_send(q.event_id), 6) OPERATOR(pg_catalog./) 16 OPERATOR(pg_catalog.=) 7)
+                                                        OPERATOR(pg_catalog.=) (pg_catalog.get_byte(pg_catalog.uuid_send(p.event_id), 6) OPERATOR(pg_catalog./) 16 OPERATOR(pg_catalog.=) 7)
+                                                   THEN q.event_id OPERATOR(pg_catalog.<) p.event_id
+                                                   ELSE pg_catalog.get_byte(pg_catalog.uuid_send(p.event_id), 6) OPERATOR(pg_catalog./) 16 OPERATOR(pg_catalog.=) 7 END) AS held
+                          FROM @extschema@.okno_delivery AS p
+                          JOIN @extschema@.outbox AS e ON e.id OPERATOR(pg_catalog.=) p.event_id
+                         WHERE p.subscriber OPERATOR(pg_catalog.=) u.name AND p.delivered_at IS NULL) AS x) AS d,
+       LATERAL (SELECT pg_catalog.count(*) AS not_copied, pg_catalog.min(e.created_at) AS oldest
+                  FROM @extschema@.outbox AS e
+                 WHERE e.created_xid OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmin(u.copied_snapshot)
+                   AND NOT pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot)) AS n
+) AS v
+ORDER BY v.subscriber OPERATOR(pg_catalog.<>) 'default', v.subscriber;
+
+COMMENT ON VIEW @extschema@.okno_subscribers IS
+'each subscriber''s counts (the default one first): pending (due_now + delayed + held_back), parked, not yet copied, and the oldest wait';
+
+GRANT SELECT ON @extschema@.okno_subscribers TO @extowner@ WITH GRANT OPTION;
+
+-- okno_purge leaves what a subscriber still needs
+CREATE OR REPLACE FUNCTION @extschema@.okno_purge(keys_older_than interval, delivered_older_than interval)
+RETURNS TABLE (keys_deleted bigint, events_deleted bigint)
+AS 'MODULE_PATHNAME', 'okno_purge_0_5'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.okno_purge(interval, interval) IS
+'delete idempotency keys and delivered events older than the given ages, in batches; never events a subscriber still needs';

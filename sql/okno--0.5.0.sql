@@ -59,7 +59,10 @@ BEGIN ATOMIC
       ('outbox', 'attempts', 'integer', true, 'integer NOT NULL DEFAULT 0'),
       ('outbox', 'last_error', 'text', false, 'text'),
       ('outbox', 'available_at', 'timestamp with time zone', false, 'timestamptz'),
-      ('outbox', 'parked_at', 'timestamp with time zone', false, 'timestamptz')
+      ('outbox', 'parked_at', 'timestamp with time zone', false, 'timestamptz'),
+      -- 0.5.0: the transaction that wrote the event (subscribers); the
+      -- events already there have none
+      ('outbox', 'created_xid', 'xid8', false, 'xid8')
     ) AS c(tab, col, accepted, required, add_as)
    WHERE c.tab OPERATOR(pg_catalog.=) okno_adoption_column.tab
      AND c.col OPERATOR(pg_catalog.=) okno_adoption_column.col;
@@ -118,7 +121,7 @@ BEGIN
                        WHEN 'resources' THEN ARRAY['id']
                        WHEN 'bookings' THEN ARRAY['id', 'resource_id', 'actor_id', 'starts_at', 'ends_at', 'status', 'created_at']
                        WHEN 'idempotency' THEN ARRAY['actor_id', 'request_key', 'fingerprint', 'response_body', 'fingerprint_version', 'created_at']
-                       ELSE ARRAY['id', 'kind', 'payload', 'created_at', 'delivered_at', 'attempts', 'last_error', 'available_at', 'parked_at']
+                       ELSE ARRAY['id', 'kind', 'payload', 'created_at', 'delivered_at', 'attempts', 'last_error', 'available_at', 'parked_at', 'created_xid']
                    END) WITH ORDINALITY AS c(col, ord)
               LEFT JOIN pg_catalog.pg_attribute AS a
                 ON a.attrelid OPERATOR(pg_catalog.=) rel AND a.attname OPERATOR(pg_catalog.=) c.col
@@ -354,7 +357,7 @@ BEGIN
               FROM pg_catalog.unnest(CASE t
                        WHEN 'bookings' THEN ARRAY['status', 'created_at']
                        WHEN 'idempotency' THEN ARRAY['fingerprint_version', 'created_at']
-                       WHEN 'outbox' THEN ARRAY['created_at', 'delivered_at', 'attempts', 'last_error', 'available_at', 'parked_at']
+                       WHEN 'outbox' THEN ARRAY['created_at', 'delivered_at', 'attempts', 'last_error', 'available_at', 'parked_at', 'created_xid']
                        ELSE ARRAY[]::text[] END) WITH ORDINALITY AS c(col, ord),
                    @extschema@.okno_adoption_column(t, c.col) AS s
              WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_attribute AS a
@@ -479,6 +482,16 @@ BEGIN
                 CREATE INDEX outbox_later ON @extschema@.outbox (id)
                     WHERE delivered_at IS NULL AND kind OPERATOR(pg_catalog.<>) 'booking_created';
                 added := added OPERATOR(pg_catalog.||) 'index outbox_later'::text;
+            END IF;
+            IF NOT EXISTS (SELECT FROM pg_catalog.pg_attrdef AS d JOIN pg_catalog.pg_attribute AS a
+                             ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid AND a.attnum OPERATOR(pg_catalog.=) d.adnum
+                            WHERE d.adrelid OPERATOR(pg_catalog.=) rel AND a.attname OPERATOR(pg_catalog.=) 'created_xid') THEN
+                ALTER TABLE @extschema@.outbox ALTER COLUMN created_xid SET DEFAULT pg_catalog.pg_current_xact_id();
+                added := added OPERATOR(pg_catalog.||) 'default of created_xid'::text;
+            END IF;
+            IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', '@extschema@', 'outbox_created_xid')) IS NULL THEN
+                CREATE INDEX outbox_created_xid ON @extschema@.outbox (created_xid);
+                added := added OPERATOR(pg_catalog.||) 'index outbox_created_xid'::text;
             END IF;
         END IF;
 
@@ -690,6 +703,7 @@ BEGIN
             last_error text,
             available_at timestamptz,
             parked_at timestamptz,
+            created_xid xid8 DEFAULT pg_catalog.pg_current_xact_id(),
             CONSTRAINT outbox_pkey PRIMARY KEY (id),
             CONSTRAINT outbox_attempts_check CHECK (attempts OPERATOR(pg_catalog.>=) 0)
         );
@@ -706,6 +720,8 @@ BEGIN
         -- cursor must not pass one that its batch held back)
         CREATE INDEX outbox_later ON @extschema@.outbox (id)
             WHERE delivered_at IS NULL AND kind OPERATOR(pg_catalog.<>) 'booking_created';
+        -- the events by the transaction that wrote them (subscribers' catch-up)
+        CREATE INDEX outbox_created_xid ON @extschema@.outbox (created_xid);
     END IF;
 END
 $okno$;
@@ -866,11 +882,11 @@ COMMENT ON FUNCTION @extschema@.okno_cancel_booking(integer, bigint) IS
 
 CREATE FUNCTION @extschema@.okno_purge(keys_older_than interval, delivered_older_than interval)
 RETURNS TABLE (keys_deleted bigint, events_deleted bigint)
-AS 'MODULE_PATHNAME', 'okno_purge_0_3'
+AS 'MODULE_PATHNAME', 'okno_purge_0_5'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE ROWS 1;
 
 COMMENT ON FUNCTION @extschema@.okno_purge(interval, interval) IS
-'delete idempotency keys and delivered events older than the given ages, in batches; never pending or parked events';
+'delete idempotency keys and delivered events older than the given ages, in batches; never events a subscriber still needs';
 
 -- The outbox at a glance.  Everything but "delivered" is counted exactly
 -- from the partial indexes (undelivered events only), so the view costs the
@@ -933,6 +949,59 @@ CREATE TABLE @extschema@.okno_discarded (
 COMMENT ON TABLE @extschema@.okno_discarded IS
 'parked events given up on purpose with okno_discard: the event as it was, who discarded it and when';
 GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_discarded
+    TO @extowner@ WITH GRANT OPTION;
+
+-- 0.5.0: subscribers.  Each has its own delivery state: okno_drain with a
+-- subscriber copies the events committed since its last look (judged by
+-- the transaction that wrote them, outbox.created_xid, against the
+-- snapshot it took then, as PgQ's consumers read their batches) into
+-- okno_delivery, and hands them out from there.  The default subscriber
+-- keeps its state in outbox itself.
+CREATE TABLE @extschema@.okno_subscriber (
+    name text NOT NULL,
+    subscribed_at timestamptz NOT NULL,
+    -- no event committed after the subscription began before this (the
+    -- start of the oldest writing transaction then): what a restore into
+    -- another cluster copies again
+    since timestamptz NOT NULL,
+    -- the events that this snapshot sees are copied (or predate the
+    -- subscription); taken in the cluster named by copied_system
+    copied_snapshot pg_catalog.pg_snapshot NOT NULL,
+    copied_system bigint NOT NULL,
+    copied_at timestamptz NOT NULL,
+    CONSTRAINT okno_subscriber_pkey PRIMARY KEY (name),
+    CONSTRAINT okno_subscriber_name_check
+        CHECK (name OPERATOR(pg_catalog.~) '^[a-z][a-z0-9_-]{0,62}$' AND name OPERATOR(pg_catalog.<>) 'default')
+);
+COMMENT ON TABLE @extschema@.okno_subscriber IS
+'subscribers besides the default one (okno_subscribe), and how far each has copied the outbox';
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_subscriber
+    TO @extowner@ WITH GRANT OPTION;
+
+CREATE TABLE @extschema@.okno_delivery (
+    subscriber text NOT NULL,
+    event_id uuid NOT NULL,
+    booking jsonb,              -- the order key: the event's payload -> 'booking_id'
+    first boolean NOT NULL,     -- a booking_created event (first of its booking)
+    delivered_at timestamptz,
+    attempts integer NOT NULL DEFAULT 0,
+    last_error text,
+    available_at timestamptz,
+    parked_at timestamptz,
+    CONSTRAINT okno_delivery_pkey PRIMARY KEY (subscriber, event_id),
+    CONSTRAINT okno_delivery_attempts_check CHECK (attempts OPERATOR(pg_catalog.>=) 0)
+);
+-- the same partial indexes as outbox's, per subscriber: rows copied and
+-- handed out at once never enter them
+CREATE INDEX okno_delivery_pending ON @extschema@.okno_delivery (subscriber, event_id) INCLUDE (available_at)
+    WHERE delivered_at IS NULL AND parked_at IS NULL;
+CREATE INDEX okno_delivery_parked ON @extschema@.okno_delivery (subscriber, event_id)
+    WHERE parked_at IS NOT NULL AND delivered_at IS NULL;
+CREATE INDEX okno_delivery_order ON @extschema@.okno_delivery (subscriber, booking, event_id)
+    WHERE delivered_at IS NULL;
+COMMENT ON TABLE @extschema@.okno_delivery IS
+'each subscriber''s delivery state of the events it has copied: delivered, pending, retried or parked';
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_delivery
     TO @extowner@ WITH GRANT OPTION;
 
 -- 0.3.0: the invariant checker
@@ -1071,6 +1140,30 @@ BEGIN ATOMIC
       JOIN @extschema@.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id
      WHERE o.kind::pg_catalog.text OPERATOR(pg_catalog.<>) d.kind::pg_catalog.text
         OR o.payload OPERATOR(pg_catalog.<>) d.payload
+    UNION ALL
+    SELECT 'discarded event still pending',
+           pg_catalog.format('event %s of subscriber %s', d.event_id, d.subscriber)
+      FROM @extschema@.okno_discarded AS d
+      JOIN @extschema@.okno_delivery AS x
+        ON x.subscriber OPERATOR(pg_catalog.=) d.subscriber AND x.event_id OPERATOR(pg_catalog.=) d.event_id
+     WHERE x.delivered_at IS NULL
+    UNION ALL
+    SELECT 'delivery state of an unknown subscriber',
+           pg_catalog.format('event %s of subscriber %s', x.event_id, x.subscriber)
+      FROM @extschema@.okno_delivery AS x
+     WHERE NOT EXISTS (SELECT FROM @extschema@.okno_subscriber AS u
+                        WHERE u.name OPERATOR(pg_catalog.=) x.subscriber)
+    UNION ALL
+    SELECT 'delivery state of a missing event',
+           pg_catalog.format('event %s of subscriber %s', x.event_id, x.subscriber)
+      FROM @extschema@.okno_delivery AS x
+     WHERE NOT EXISTS (SELECT FROM @extschema@.outbox AS o
+                        WHERE o.id OPERATOR(pg_catalog.=) x.event_id)
+    UNION ALL
+    SELECT 'event both delivered and parked',
+           pg_catalog.format('event %s of subscriber %s', x.event_id, x.subscriber)
+      FROM @extschema@.okno_delivery AS x
+     WHERE x.delivered_at IS NOT NULL AND x.parked_at IS NOT NULL
   ) AS v
   ORDER BY 1, 2;
 END;
@@ -1152,8 +1245,11 @@ COMMENT ON FUNCTION @extschema@.okno_discard(uuid, text) IS
 GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_adoption
     TO @extowner@ WITH GRANT OPTION;
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_adoption', '');
--- (and the dead-letter tools' record, created before okno_verify above)
+-- (and the dead-letter tools' record and the subscribers' state, created
+-- before okno_verify above)
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_discarded', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_subscriber', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_delivery', '');
 
 -- DROP EXTENSION okno (and DROP OWNED BY its owner) first takes the tables
 -- okno adopted out of the extension, so they stay with their rows
@@ -1172,3 +1268,110 @@ CREATE EVENT TRIGGER okno_drop_guard ON ddl_command_start
 DROP FUNCTION @extschema@.okno_adopt();
 DROP FUNCTION @extschema@.okno_adoption_problems();
 DROP FUNCTION @extschema@.okno_adoption_column(text, text);
+
+-- 0.5.0: subscribers (the tables are above okno_verify)
+CREATE FUNCTION @extschema@.okno_subscribe(subscriber text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_subscribe'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_subscribe(text) IS
+'add a subscriber: it receives every event committed after this; false if it exists already';
+
+CREATE FUNCTION @extschema@.okno_unsubscribe(subscriber text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_unsubscribe'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_unsubscribe(text) IS
+'remove a subscriber and its delivery state; false if there is no such subscriber';
+
+CREATE FUNCTION @extschema@.okno_drain(max_events integer, subscriber text)
+RETURNS TABLE (event_id uuid, kind text, payload jsonb, attempts integer)
+AS 'MODULE_PATHNAME', 'okno_drain'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE ROWS 100;
+
+COMMENT ON FUNCTION @extschema@.okno_drain(integer, text) IS
+'hand up to max_events events due for a subscriber to the caller, in id order, and mark them delivered for it, in the caller''s transaction';
+
+CREATE FUNCTION @extschema@.okno_drain_once(subscriber text)
+RETURNS TABLE (event_id uuid, kind text, payload jsonb)
+AS 'MODULE_PATHNAME', 'okno_drain_once_0_2'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.okno_drain_once(text) IS
+'hand one event due for a subscriber to the caller and mark it delivered for it, in the caller''s transaction';
+
+CREATE FUNCTION @extschema@.okno_record_failure(event_id uuid, error text, subscriber text)
+RETURNS @extschema@.okno_delivery
+AS 'MODULE_PATHNAME', 'okno_record_failure'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_record_failure(uuid, text, text) IS
+'record a failed delivery to a subscriber: pending again after a backoff, or parked; returns its delivery state';
+
+CREATE FUNCTION @extschema@.okno_release(event_id uuid, subscriber text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_release'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_release(uuid, text) IS
+'hand an event drained for a subscriber back undelivered, without counting an attempt; false if not delivered to it';
+
+CREATE FUNCTION @extschema@.okno_requeue(event_id uuid, subscriber text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_requeue'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_requeue(uuid, text) IS
+'unpark an event for a subscriber: attempts reset, available now; false if it has no undelivered copy';
+
+-- Each subscriber at a glance, the default one first: what okno_outbox_status
+-- counts for the default subscriber, for every subscriber.  not_copied
+-- counts the events committed since its drains last looked (they are also
+-- in pending and due_now).
+CREATE VIEW @extschema@.okno_subscribers AS
+SELECT v.* FROM (
+SELECT 'default'::pg_catalog.text AS subscriber, NULL::pg_catalog.timestamptz AS subscribed_at,
+       s.pending, s.due_now, s.delayed, s.parked, s.held_back, 0::bigint AS not_copied,
+       s.oldest_pending_age, NULL::pg_catalog.timestamptz AS copied_at
+  FROM @extschema@.okno_outbox_status AS s
+UNION ALL
+SELECT u.name, u.subscribed_at,
+       d.pending OPERATOR(pg_catalog.+) n.not_copied,
+       d.due_now OPERATOR(pg_catalog.+) n.not_copied,
+       d.pending OPERATOR(pg_catalog.-) d.due_now OPERATOR(pg_catalog.-) d.held_back,
+       d.parked, d.held_back, n.not_copied,
+       pg_catalog.now() OPERATOR(pg_catalog.-) LEAST(d.oldest, n.oldest),
+       u.copied_at
+  FROM @extschema@.okno_subscriber AS u,
+       LATERAL (SELECT pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL) AS pending,
+                       pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL AND NOT x.held AND (x.available_at IS NULL
+                           OR x.available_at OPERATOR(pg_catalog.<=) pg_catalog.now())) AS due_now,
+                       pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL AND x.held) AS held_back,
+                       pg_catalog.count(*) FILTER (WHERE x.parked_at IS NOT NULL) AS parked,
+                       pg_catalog.min(x.created_at) FILTER (WHERE x.parked_at IS NULL) AS oldest
+                  FROM (SELECT e.created_at, p.available_at, p.parked_at,
+                               NOT p.first AND EXISTS (SELECT FROM @extschema@.okno_delivery AS q
+                                        WHERE q.subscriber OPERATOR(pg_catalog.=) p.subscriber
+                                          AND q.booking OPERATOR(pg_catalog.=) p.booking
+                                          AND q.delivered_at IS NULL
+                                          AND q.event_id OPERATOR(pg_catalog.<>) p.event_id
+                                          AND CASE WHEN (pg_catalog.get_byte(pg_catalog.uuid_send(q.event_id), 6) OPERATOR(pg_catalog./) 16 OPERATOR(pg_catalog.=) 7)
+                                                        OPERATOR(pg_catalog.=) (pg_catalog.get_byte(pg_catalog.uuid_send(p.event_id), 6) OPERATOR(pg_catalog./) 16 OPERATOR(pg_catalog.=) 7)
+                                                   THEN q.event_id OPERATOR(pg_catalog.<) p.event_id
+                                                   ELSE pg_catalog.get_byte(pg_catalog.uuid_send(p.event_id), 6) OPERATOR(pg_catalog./) 16 OPERATOR(pg_catalog.=) 7 END) AS held
+                          FROM @extschema@.okno_delivery AS p
+                          JOIN @extschema@.outbox AS e ON e.id OPERATOR(pg_catalog.=) p.event_id
+                         WHERE p.subscriber OPERATOR(pg_catalog.=) u.name AND p.delivered_at IS NULL) AS x) AS d,
+       LATERAL (SELECT pg_catalog.count(*) AS not_copied, pg_catalog.min(e.created_at) AS oldest
+                  FROM @extschema@.outbox AS e
+                 WHERE e.created_xid OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmin(u.copied_snapshot)
+                   AND NOT pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot)) AS n
+) AS v
+ORDER BY v.subscriber OPERATOR(pg_catalog.<>) 'default', v.subscriber;
+
+COMMENT ON VIEW @extschema@.okno_subscribers IS
+'each subscriber''s counts (the default one first): pending (due_now + delayed + held_back), parked, not yet copied, and the oldest wait';
+
+GRANT SELECT ON @extschema@.okno_subscribers TO @extowner@ WITH GRANT OPTION;

@@ -23,6 +23,7 @@
 #include "nodes/parsenodes.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
+#include "utils/backend_status.h"
 #if PG_VERSION_NUM >= 160000
 #include "parser/parse_relation.h"
 #endif
@@ -119,6 +120,21 @@ okno_vxid_proc(VirtualTransactionId vxid)
 	return ProcNumberGetProc(vxid.procNumber);
 #else
 	return BackendIdGetProc(vxid.backendId);
+#endif
+}
+
+/*
+ * Backend i (1 to pgstat_fetch_stat_numbackends()) of this transaction's
+ * copy of the backends' status: 17 renamed the function (16 looked the
+ * argument up as a BackendId instead).
+ */
+static inline LocalPgBackendStatus *
+okno_local_beentry(int i)
+{
+#if PG_VERSION_NUM >= 170000
+	return pgstat_get_local_beentry_by_index(i);
+#else
+	return pgstat_fetch_stat_local_beentry(i);
 #endif
 }
 

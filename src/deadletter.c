@@ -6,9 +6,10 @@
  *
  * okno_requeue_parked(subscriber, kind, error_like, parked_before) does what
  * okno_requeue does for every parked event that matches all the filters
- * given (a NULL filter matches anything): attempts reset, available at
- * once.  The events are locked in id order, so two bulk requeues never
- * deadlock, and it returns how many it requeued.
+ * given (a NULL filter matches anything; a NULL subscriber, every
+ * subscriber): attempts reset, available at once.  The events are locked in
+ * id order, so two bulk requeues never deadlock, and it returns how many it
+ * requeued (an event parked for two subscribers counts twice).
  *
  * okno_discard(event_id, subscriber) gives one parked event up on purpose.
  * The event as it was (kind, payload, attempts, last error, when it was
@@ -16,7 +17,7 @@
  * and the event counts as done for that subscriber: never handed out again,
  * and no longer holding back the later events of its booking.  For the
  * default subscriber "done" is outbox.delivered_at, set to the time of the
- * discard; the record is what tells it from a delivery (okno_verify checks
+ * discard, for another its okno_delivery.delivered_at; the record is what tells it from a delivery (okno_verify checks
  * that the two agree), and okno_purge leaves the records alone.
  *
  * Both work in the caller's transaction and wake waiting relays at commit.
@@ -84,6 +85,45 @@ static OknoPlan discard_done_plan = {
 	.argtypes = {UUIDOID, TIMESTAMPTZOID}
 };
 
+/* the same for the subscribers' delivery states ($4: one subscriber, or all) */
+static OknoPlan requeue_parked_delivery_plan = {
+	.sql =
+	"WITH picked AS ("
+	" SELECT d.subscriber, d.event_id FROM %1$s.okno_delivery AS d"
+	"   JOIN %1$s.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id"
+	"  WHERE d.parked_at IS NOT NULL AND d.delivered_at IS NULL"
+	"    AND ($4::pg_catalog.text IS NULL OR d.subscriber OPERATOR(pg_catalog.=) $4)"
+	"    AND ($1::pg_catalog.text IS NULL OR o.kind::pg_catalog.text OPERATOR(pg_catalog.=) $1)"
+	"    AND ($2::pg_catalog.text IS NULL OR d.last_error OPERATOR(pg_catalog.~~) $2)"
+	"    AND ($3::pg_catalog.timestamptz IS NULL OR d.parked_at OPERATOR(pg_catalog.<) $3)"
+	"  ORDER BY d.event_id, d.subscriber FOR UPDATE OF d)"
+	" UPDATE %1$s.okno_delivery AS d SET parked_at = NULL, attempts = 0, available_at = NULL"
+	"  FROM picked WHERE d.subscriber OPERATOR(pg_catalog.=) picked.subscriber"
+	"   AND d.event_id OPERATOR(pg_catalog.=) picked.event_id",
+	.nargs = 4,
+	.argtypes = {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
+};
+
+static OknoPlan discard_lock_delivery_plan = {
+	.sql =
+	"SELECT o.kind, o.payload, d.attempts, d.last_error, d.parked_at"
+	"  FROM %1$s.okno_delivery AS d"
+	"  JOIN %1$s.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id"
+	" WHERE d.event_id OPERATOR(pg_catalog.=) $1 AND d.subscriber OPERATOR(pg_catalog.=) $2"
+	"   AND d.parked_at IS NOT NULL AND d.delivered_at IS NULL"
+	" FOR UPDATE OF d",
+	.nargs = 2,
+	.argtypes = {UUIDOID, TEXTOID}
+};
+
+static OknoPlan discard_done_delivery_plan = {
+	.sql =
+	"UPDATE %1$s.okno_delivery SET delivered_at = $2, parked_at = NULL"
+	" WHERE event_id OPERATOR(pg_catalog.=) $1 AND subscriber OPERATOR(pg_catalog.=) $3",
+	.nargs = 3,
+	.argtypes = {UUIDOID, TIMESTAMPTZOID, TEXTOID}
+};
+
 /*
  * okno_requeue_parked(subscriber text DEFAULT NULL, kind text DEFAULT NULL,
  *					   error_like text DEFAULT NULL,
@@ -92,17 +132,15 @@ static OknoPlan discard_done_plan = {
 Datum
 okno_requeue_parked(PG_FUNCTION_ARGS)
 {
-	Datum		values[3];
-	char		nulls[3];
+	Datum		values[4];
+	char		nulls[4];
+	bool		all = PG_ARGISNULL(0);
+	char	   *subscriber = NULL;
 	int			rc;
-	uint64		n;
+	uint64		n = 0;
 	int			i;
 
 	memset(nulls, ' ', sizeof(nulls));
-
-	/* every subscriber when NULL; the only one there is, "default", else */
-	if (!PG_ARGISNULL(0))
-		(void) okno_subscriber_arg(PG_GETARG_TEXT_PP(0), "okno_requeue_parked()");
 	for (i = 0; i < 3; i++)
 	{
 		if (PG_ARGISNULL(i + 1))
@@ -117,9 +155,26 @@ okno_requeue_parked(PG_FUNCTION_ARGS)
 	PreventCommandIfReadOnly("okno_requeue_parked()");
 
 	okno_spi_connect();
-	rc = SPI_execute_plan(okno_plan(&requeue_parked_plan), values, nulls, false, 0);
-	okno_check_spi(rc, SPI_OK_UPDATE, "outbox bulk requeue");
-	n = SPI_processed;
+	/* every subscriber when NULL */
+	if (!all)
+		subscriber = okno_subscriber_of(fcinfo, 0, "okno_requeue_parked()");
+	if (all || subscriber == NULL)
+	{
+		rc = SPI_execute_plan(okno_plan(&requeue_parked_plan), values, nulls, false, 0);
+		okno_check_spi(rc, SPI_OK_UPDATE, "outbox bulk requeue");
+		n += SPI_processed;
+	}
+	if (all || subscriber != NULL)
+	{
+		if (subscriber != NULL)
+			values[3] = CStringGetTextDatum(subscriber);
+		else
+			nulls[3] = 'n';
+		rc = SPI_execute_plan(okno_plan(&requeue_parked_delivery_plan), values, nulls,
+							  false, 0);
+		okno_check_spi(rc, SPI_OK_UPDATE, "delivery bulk requeue");
+		n += SPI_processed;
+	}
 	okno_spi_finish();
 
 	if (n > 0)
@@ -154,20 +209,21 @@ okno_discard(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("event_id must not be null"),
 				 errhint("Pass the id of a parked event to okno_discard().")));
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("subscriber must not be null"),
-				 errhint("Pass a subscriber's name, or \"%s\" for the default subscriber.",
-						 OKNO_DEFAULT_SUBSCRIBER)));
 	id = PG_GETARG_UUID_P(0);
-	subscriber = okno_subscriber_arg(PG_GETARG_TEXT_PP(1), "okno_discard()");
 
 	PreventCommandIfReadOnly("okno_discard()");
 
 	okno_spi_connect();
+	/* NULL: the default subscriber */
+	subscriber = okno_subscriber_of(fcinfo, 1, "okno_discard()");
 	values[0] = UUIDPGetDatum(id);
-	rc = SPI_execute_plan(okno_plan(&discard_lock_plan), values, NULL, false, 1);
+	if (subscriber != NULL)
+	{
+		values[1] = CStringGetTextDatum(subscriber);
+		rc = SPI_execute_plan(okno_plan(&discard_lock_delivery_plan), values, NULL, false, 1);
+	}
+	else
+		rc = SPI_execute_plan(okno_plan(&discard_lock_plan), values, NULL, false, 1);
 	okno_check_spi(rc, SPI_OK_SELECT, "outbox discard lock");
 	if (SPI_processed == 0)
 	{
@@ -177,7 +233,7 @@ okno_discard(PG_FUNCTION_ARGS)
 
 	/* the record: the event as it was, then when and by whom */
 	now = GetCurrentTimestamp();
-	values[1] = CStringGetTextDatum(subscriber);
+	values[1] = CStringGetTextDatum(subscriber != NULL ? subscriber : OKNO_DEFAULT_SUBSCRIBER);
 	for (i = 0; i < 5; i++)
 	{
 		bool		isnull;
@@ -200,15 +256,22 @@ okno_discard(PG_FUNCTION_ARGS)
 				 errhint("Let okno's inserts into okno_discarded through.")));
 
 	values[1] = TimestampTzGetDatum(now);
-	rc = SPI_execute_plan(okno_plan(&discard_done_plan), values, NULL, false, 0);
+	if (subscriber != NULL)
+	{
+		values[2] = CStringGetTextDatum(subscriber);
+		rc = SPI_execute_plan(okno_plan(&discard_done_delivery_plan), values, NULL, false, 0);
+	}
+	else
+		rc = SPI_execute_plan(okno_plan(&discard_done_plan), values, NULL, false, 0);
 	okno_check_spi(rc, SPI_OK_UPDATE, "outbox discard");
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the discarded event was not marked done in table \"%s.outbox\"",
-						okno_schema_name()),
+				 errmsg("the discarded event was not marked done in table \"%s.%s\"",
+						okno_schema_name(), subscriber != NULL ? "okno_delivery" : "outbox"),
 				 errdetail("A BEFORE trigger or a rule on the table kept the row from being updated."),
-				 errhint("Let okno's updates of outbox through.")));
+				 errhint("Let okno's updates of %s through.",
+						 subscriber != NULL ? "okno_delivery" : "outbox")));
 	okno_spi_finish();
 
 	/* the later events of its booking are free now */

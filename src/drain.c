@@ -488,6 +488,30 @@ drain_due(FunctionCallInfo fcinfo, const char *fname, int32 max_events, int ncol
 }
 
 /*
+ * Drain for the subscriber named by argument argno: the default one from
+ * outbox, another from its delivery state (delivery.c).
+ */
+static void
+drain_for(FunctionCallInfo fcinfo, const char *fname, int32 max_events, int ncols,
+		  int argno)
+{
+	char	   *subscriber;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("subscriber must not be null"),
+				 errhint("Pass a subscriber's name, or \"%s\" for the default subscriber.",
+						 OKNO_DEFAULT_SUBSCRIBER)));
+	/* whether it exists, okno_deliver_drain finds out */
+	subscriber = okno_subscriber_arg(PG_GETARG_TEXT_PP(argno), fname);
+	if (strcmp(subscriber, OKNO_DEFAULT_SUBSCRIBER) == 0)
+		drain_due(fcinfo, fname, max_events, ncols);
+	else
+		okno_deliver_drain(fcinfo, fname, subscriber, max_events, ncols);
+}
+
+/*
  * okno_drain_once() RETURNS TABLE(event_id uuid, kind text, payload jsonb),
  * as okno 0.1.0 defined it.
  */
@@ -516,13 +540,18 @@ Datum
 okno_drain_once_0_2(PG_FUNCTION_ARGS)
 {
 	PreventCommandIfReadOnly("okno_drain_once()");
-	drain_due(fcinfo, "okno_drain_once()", 1, 3);
+	if (PG_NARGS() > 0)
+		drain_for(fcinfo, "okno_drain_once()", 1, 3, 0);
+	else
+		drain_due(fcinfo, "okno_drain_once()", 1, 3);
 	return (Datum) 0;
 }
 
 /*
  * okno_drain(max_events integer DEFAULT 100)
  *	 RETURNS TABLE(event_id uuid, kind text, payload jsonb, attempts integer)
+ * okno_drain(max_events integer, subscriber text) (0.5.0), and
+ * okno_drain_once(subscriber text) above
  */
 Datum
 okno_drain(PG_FUNCTION_ARGS)
@@ -542,6 +571,9 @@ okno_drain(PG_FUNCTION_ARGS)
 				 errdetail("The value given was %d.", max_events)));
 
 	PreventCommandIfReadOnly("okno_drain()");
-	drain_due(fcinfo, "okno_drain()", max_events, 4);
+	if (PG_NARGS() > 1)
+		drain_for(fcinfo, "okno_drain()", max_events, 4, 1);
+	else
+		drain_due(fcinfo, "okno_drain()", max_events, 4);
 	return (Datum) 0;
 }

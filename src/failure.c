@@ -23,6 +23,10 @@
  * (at commit) when they made an event due, so a waiting relay takes it at
  * once instead of at its next poll.
  *
+ * Each has a form with a subscriber argument (0.5.0) that works on that
+ * subscriber's delivery state, okno_delivery, instead ("default": the same
+ * as the form without it).
+ *
  * Copyright (c) 2026, the okno authors
  *
  *-------------------------------------------------------------------------
@@ -83,6 +87,58 @@ static OknoPlan requeue_plan = {
 	.argtypes = {UUIDOID}
 };
 
+/* the same for a subscriber's delivery state ($6 or $2: the subscriber) */
+static OknoPlan lock_delivery_plan = {
+	.sql =
+	"SELECT attempts, parked_at IS NOT NULL FROM %1$s.okno_delivery"
+	" WHERE event_id OPERATOR(pg_catalog.=) $1 AND subscriber OPERATOR(pg_catalog.=) $2"
+	" FOR UPDATE",
+	.nargs = 2,
+	.argtypes = {UUIDOID, TEXTOID}
+};
+
+static OknoPlan record_delivery_failure_plan = {
+	.sql =
+	"UPDATE %1$s.okno_delivery AS o SET delivered_at = NULL, attempts = $2, last_error = $3,"
+	" available_at = $4, parked_at = COALESCE(o.parked_at, $5)"
+	" WHERE o.event_id OPERATOR(pg_catalog.=) $1 AND o.subscriber OPERATOR(pg_catalog.=) $6"
+	" RETURNING o",
+	.nargs = 6,
+	.argtypes = {UUIDOID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID}
+};
+
+static OknoPlan release_delivery_plan = {
+	.sql =
+	"UPDATE %1$s.okno_delivery SET delivered_at = NULL"
+	" WHERE event_id OPERATOR(pg_catalog.=) $1 AND subscriber OPERATOR(pg_catalog.=) $2"
+	" AND delivered_at IS NOT NULL",
+	.nargs = 2,
+	.argtypes = {UUIDOID, TEXTOID}
+};
+
+static OknoPlan requeue_delivery_plan = {
+	.sql =
+	"UPDATE %1$s.okno_delivery SET parked_at = NULL, attempts = 0, available_at = NULL"
+	" WHERE event_id OPERATOR(pg_catalog.=) $1 AND subscriber OPERATOR(pg_catalog.=) $2"
+	" AND delivered_at IS NULL",
+	.nargs = 2,
+	.argtypes = {UUIDOID, TEXTOID}
+};
+
+/*
+ * The default subscriber's state of an event as a row of okno_delivery:
+ * okno_record_failure's result when it is called with "default".
+ */
+static OknoPlan default_as_delivery_plan = {
+	.sql =
+	"SELECT ROW('default', o.id, o.payload OPERATOR(pg_catalog.->) 'booking_id',"
+	" o.kind OPERATOR(pg_catalog.=) 'booking_created', o.delivered_at, o.attempts,"
+	" o.last_error, o.available_at, o.parked_at)::%1$s.okno_delivery"
+	" FROM %1$s.outbox AS o WHERE o.id OPERATOR(pg_catalog.=) $1",
+	.nargs = 1,
+	.argtypes = {UUIDOID}
+};
+
 /*
  * The delay before retry number attempts + 1, in microseconds.
  */
@@ -112,8 +168,11 @@ event_id_arg(FunctionCallInfo fcinfo, const char *fname)
 
 /*
  * okno_record_failure(event_id uuid, error text) RETURNS outbox
+ * okno_record_failure(event_id uuid, error text, subscriber text)
+ *	 RETURNS okno_delivery (0.5.0)
  *
- * The event's row as it is after the update.  Unknown event: event_missing.
+ * The event's row (its delivery state) as it is after the update.  Unknown
+ * event, or one the subscriber has not been handed: event_missing.
  */
 Datum
 okno_record_failure(PG_FUNCTION_ARGS)
@@ -122,8 +181,9 @@ okno_record_failure(PG_FUNCTION_ARGS)
 	text	   *error;
 	char	   *errstr;
 	int			errlen;
-	Datum		values[5];
-	char		nulls[6] = "     ";
+	char	   *subscriber = NULL;
+	Datum		values[6];
+	char		nulls[6];
 	int32		attempts;
 	bool		parked;
 	bool		isnull;
@@ -143,9 +203,18 @@ okno_record_failure(PG_FUNCTION_ARGS)
 	PreventCommandIfReadOnly("okno_record_failure()");
 
 	okno_spi_connect();
+	if (PG_NARGS() > 2)
+		subscriber = okno_subscriber_of(fcinfo, 2, "okno_record_failure()");
 
+	memset(nulls, ' ', sizeof(nulls));
 	values[0] = UUIDPGetDatum(id);
-	rc = SPI_execute_plan(okno_plan(&lock_event_plan), values, NULL, false, 1);
+	if (subscriber != NULL)
+	{
+		values[1] = CStringGetTextDatum(subscriber);
+		rc = SPI_execute_plan(okno_plan(&lock_delivery_plan), values, NULL, false, 1);
+	}
+	else
+		rc = SPI_execute_plan(okno_plan(&lock_event_plan), values, NULL, false, 1);
 	okno_check_spi(rc, SPI_OK_SELECT, "outbox event lock");
 	if (SPI_processed == 0)
 		okno_error_event_missing(DatumGetCString(DirectFunctionCall1(uuid_out,
@@ -177,10 +246,24 @@ okno_record_failure(PG_FUNCTION_ARGS)
 		/* waiting relays learn when it comes due */
 		okno_wake_at_commit();
 	}
-	rc = SPI_execute_plan(okno_plan(&record_failure_plan), values, nulls, false, 0);
+	if (subscriber != NULL)
+	{
+		values[5] = CStringGetTextDatum(subscriber);
+		rc = SPI_execute_plan(okno_plan(&record_delivery_failure_plan), values, nulls,
+							  false, 0);
+	}
+	else
+		rc = SPI_execute_plan(okno_plan(&record_failure_plan), values, nulls, false, 0);
 	okno_check_spi(rc, SPI_OK_UPDATE_RETURNING, "outbox failure update");
 	if (SPI_processed != 1)
 		elog(ERROR, "outbox failure update changed " UINT64_FORMAT " rows", SPI_processed);
+
+	/* called with "default": the outbox row as a delivery state */
+	if (subscriber == NULL && PG_NARGS() > 2)
+	{
+		rc = SPI_execute_plan(okno_plan(&default_as_delivery_plan), values, NULL, false, 1);
+		okno_check_spi(rc, SPI_OK_SELECT, "outbox delivery state");
+	}
 
 	/*
 	 * The row as a whole (RETURNING o, not *): a value of the table's row
@@ -199,17 +282,31 @@ okno_record_failure(PG_FUNCTION_ARGS)
 }
 
 /*
- * Run an UPDATE plan on one event; true if it changed the row.
+ * Run an UPDATE plan on one event (of the subscriber named by argument 1,
+ * when the function has one: subscriber_plan then); true if it changed the
+ * row.
  */
 static bool
-update_event(OknoPlan *plan, pg_uuid_t *id, const char *what)
+update_event(FunctionCallInfo fcinfo, const char *fname, OknoPlan *plan,
+			 OknoPlan *subscriber_plan, const char *what)
 {
-	Datum		value = UUIDPGetDatum(id);
+	pg_uuid_t  *id = event_id_arg(fcinfo, fname);
+	char	   *subscriber = NULL;
+	Datum		values[2];
 	int			rc;
 	bool		changed;
 
+	PreventCommandIfReadOnly(fname);
 	okno_spi_connect();
-	rc = SPI_execute_plan(okno_plan(plan), &value, NULL, false, 0);
+	if (PG_NARGS() > 1)
+		subscriber = okno_subscriber_of(fcinfo, 1, fname);
+	values[0] = UUIDPGetDatum(id);
+	if (subscriber != NULL)
+	{
+		values[1] = CStringGetTextDatum(subscriber);
+		plan = subscriber_plan;
+	}
+	rc = SPI_execute_plan(okno_plan(plan), values, NULL, false, 0);
 	okno_check_spi(rc, SPI_OK_UPDATE, what);
 	changed = (SPI_processed > 0);
 	okno_spi_finish();
@@ -223,28 +320,26 @@ update_event(OknoPlan *plan, pg_uuid_t *id, const char *what)
 
 /*
  * okno_release(event_id uuid) RETURNS boolean
+ * okno_release(event_id uuid, subscriber text) RETURNS boolean (0.5.0)
  *
  * False for an unknown event or one that is not delivered.
  */
 Datum
 okno_release(PG_FUNCTION_ARGS)
 {
-	pg_uuid_t  *id = event_id_arg(fcinfo, "okno_release()");
-
-	PreventCommandIfReadOnly("okno_release()");
-	PG_RETURN_BOOL(update_event(&release_plan, id, "outbox release"));
+	PG_RETURN_BOOL(update_event(fcinfo, "okno_release()", &release_plan,
+								&release_delivery_plan, "outbox release"));
 }
 
 /*
  * okno_requeue(event_id uuid) RETURNS boolean
+ * okno_requeue(event_id uuid, subscriber text) RETURNS boolean (0.5.0)
  *
  * False for an unknown event or one already delivered.
  */
 Datum
 okno_requeue(PG_FUNCTION_ARGS)
 {
-	pg_uuid_t  *id = event_id_arg(fcinfo, "okno_requeue()");
-
-	PreventCommandIfReadOnly("okno_requeue()");
-	PG_RETURN_BOOL(update_event(&requeue_plan, id, "outbox requeue"));
+	PG_RETURN_BOOL(update_event(fcinfo, "okno_requeue()", &requeue_plan,
+								&requeue_delivery_plan, "outbox requeue"));
 }

@@ -120,15 +120,18 @@ extern void okno_handout_watch(FunctionCallInfo fcinfo, const char *fname, uint6
 #define OKNO_SQL_V7(id) \
 	"(pg_catalog.get_byte(pg_catalog.uuid_send(" id "), 6) OPERATOR(pg_catalog./) 16" \
 	" OPERATOR(pg_catalog.=) 7)"
+/* event id a comes before event id b (ids of one booking's events) */
+#define OKNO_SQL_EARLIER(a, b) \
+	" CASE WHEN " OKNO_SQL_V7(a) " OPERATOR(pg_catalog.=) " OKNO_SQL_V7(b) \
+	"      THEN " a " OPERATOR(pg_catalog.<) " b \
+	"      ELSE " OKNO_SQL_V7(b) " END"
 #define OKNO_SQL_NOT_HELD_BACK(p) \
 	" AND (" p ".kind OPERATOR(pg_catalog.=) 'booking_created'" \
 	"  OR (SELECT q.id FROM %1$s.outbox AS q" \
 	"   WHERE (q.payload OPERATOR(pg_catalog.->) 'booking_id')" \
 	"         OPERATOR(pg_catalog.=) (" p ".payload OPERATOR(pg_catalog.->) 'booking_id')" \
 	"     AND q.delivered_at IS NULL AND q.id OPERATOR(pg_catalog.<>) " p ".id" \
-	"     AND CASE WHEN " OKNO_SQL_V7("q.id") " OPERATOR(pg_catalog.=) " OKNO_SQL_V7(p ".id") \
-	"              THEN q.id OPERATOR(pg_catalog.<) " p ".id" \
-	"              ELSE " OKNO_SQL_V7(p ".id") " END" \
+	"     AND" OKNO_SQL_EARLIER("q.id", p ".id") \
 	"   LIMIT 1) IS NULL)"
 
 /* drain.c */
@@ -139,6 +142,12 @@ extern bool okno_drain_scan_start(pg_uuid_t *lower);
 /* subscriber.c */
 #define OKNO_DEFAULT_SUBSCRIBER "default"
 extern char *okno_subscriber_arg(text *arg, const char *fname);
+extern char *okno_subscriber_of(FunctionCallInfo fcinfo, int argno, const char *fname);
+extern void okno_subscriber_check(const char *name);
+
+/* delivery.c */
+extern void okno_deliver_drain(FunctionCallInfo fcinfo, const char *fname,
+							   const char *subscriber, int32 max_events, int ncols);
 
 /* key.c */
 extern void okno_check_key(text *key);

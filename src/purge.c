@@ -22,6 +22,12 @@
  * okno_purge_horizon (never moving them back), so that okno_verify knows
  * which bookings may have lost their key or event on purpose.
  *
+ * From okno 0.5.0 on, an event is deleted only when every subscriber is done
+ * with it as well: each has copied it (its snapshot sees the event's
+ * transaction finished, taken in this cluster) and none has it undelivered
+ * in okno_delivery; the subscribers' rows of okno_delivery go with it.  The
+ * default subscriber's delivered_at still dates it.
+ *
  * Copyright (c) 2026, the okno authors
  *
  *-------------------------------------------------------------------------
@@ -29,6 +35,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -44,6 +51,7 @@
 
 PG_FUNCTION_INFO_V1(okno_purge);
 PG_FUNCTION_INFO_V1(okno_purge_0_3);
+PG_FUNCTION_INFO_V1(okno_purge_0_5);
 
 /* idempotency, keyed by (actor_id, request_key) */
 static OknoPlan key_boundary_plan = {
@@ -98,6 +106,43 @@ static OknoPlan event_delete_rest_plan = {
 	" WHERE id OPERATOR(pg_catalog.>) $1 AND delivered_at OPERATOR(pg_catalog.<) $2",
 	.nargs = 2,
 	.argtypes = {UUIDOID, TIMESTAMPTZOID}
+};
+
+/*
+ * 0.5.0: the same, for events every subscriber is done with ($4: this
+ * cluster's system identifier), with the subscribers' delivery states
+ */
+#define OKNO_SQL_SUBSCRIBERS_DONE \
+	" AND NOT EXISTS (SELECT FROM %1$s.okno_subscriber AS u" \
+	"   JOIN %1$s.okno_delivery AS d ON d.subscriber OPERATOR(pg_catalog.=) u.name" \
+	"    AND d.event_id OPERATOR(pg_catalog.=) e.id" \
+	"  WHERE d.delivered_at IS NULL)" \
+	" AND (e.created_xid IS NULL OR NOT EXISTS (SELECT FROM %1$s.okno_subscriber AS u" \
+	"  WHERE u.copied_system OPERATOR(pg_catalog.<>) $4" \
+	"     OR NOT pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot)))" \
+	" RETURNING e.id)," \
+	" states AS (DELETE FROM %1$s.okno_delivery AS d USING gone, %1$s.okno_subscriber AS u" \
+	"  WHERE d.subscriber OPERATOR(pg_catalog.=) u.name AND d.event_id OPERATOR(pg_catalog.=) gone.id)" \
+	" SELECT pg_catalog.count(*) FROM gone"
+
+static OknoPlan event_delete_0_5_plan = {
+	.sql =
+	"WITH gone AS (DELETE FROM %1$s.outbox AS e"
+	" WHERE e.id OPERATOR(pg_catalog.>) $1 AND e.id OPERATOR(pg_catalog.<=) $2"
+	" AND e.delivered_at OPERATOR(pg_catalog.<) $3"
+	OKNO_SQL_SUBSCRIBERS_DONE,
+	.nargs = 4,
+	.argtypes = {UUIDOID, UUIDOID, TIMESTAMPTZOID, INT8OID}
+};
+
+static OknoPlan event_delete_rest_0_5_plan = {
+	.sql =
+	"WITH gone AS (DELETE FROM %1$s.outbox AS e"
+	" WHERE e.id OPERATOR(pg_catalog.>) $1 AND $2::pg_catalog.uuid IS NULL"
+	" AND e.delivered_at OPERATOR(pg_catalog.<) $3"
+	OKNO_SQL_SUBSCRIBERS_DONE,
+	.nargs = 4,
+	.argtypes = {UUIDOID, UUIDOID, TIMESTAMPTZOID, INT8OID}
 };
 
 /* 0.3.0: how far back the purge went, for okno_verify */
@@ -204,11 +249,57 @@ purge_keys(TimestampTz before)
 	}
 }
 
+/*
+ * Delete the events of one batch, (lo, hi] (hi NULL: to the end), with
+ * the subscribers' plans from okno 0.5.0 on
+ */
 static uint64
-purge_events(TimestampTz before)
+delete_events(pg_uuid_t *lo, pg_uuid_t *hi, TimestampTz before, bool subscribers)
+{
+	Datum		args[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	int			rc;
+	bool		isnull;
+
+	args[0] = UUIDPGetDatum(lo);
+	if (subscribers)
+	{
+		if (hi != NULL)
+			args[1] = UUIDPGetDatum(hi);
+		else
+		{
+			args[1] = (Datum) 0;
+			nulls[1] = 'n';
+		}
+		args[2] = TimestampTzGetDatum(before);
+		args[3] = Int64GetDatum((int64) GetSystemIdentifier());
+		rc = SPI_execute_plan(okno_plan(hi != NULL ? &event_delete_0_5_plan
+										: &event_delete_rest_0_5_plan),
+							  args, nulls, false, 0);
+		okno_check_spi(rc, SPI_OK_SELECT, "outbox purge");
+		return (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+													SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	if (hi != NULL)
+	{
+		args[1] = UUIDPGetDatum(hi);
+		args[2] = TimestampTzGetDatum(before);
+		rc = SPI_execute_plan(okno_plan(&event_delete_plan), args, NULL, false, 0);
+	}
+	else
+	{
+		args[1] = TimestampTzGetDatum(before);
+		rc = SPI_execute_plan(okno_plan(&event_delete_rest_plan), args, NULL, false, 0);
+	}
+	okno_check_spi(rc, SPI_OK_DELETE, "outbox purge");
+	return SPI_processed;
+}
+
+static uint64
+purge_events(TimestampTz before, bool subscribers)
 {
 	pg_uuid_t  *lo = palloc0(sizeof(pg_uuid_t));	/* the nil UUID */
-	Datum		args[3];
+	Datum		args[2];
 	uint64		deleted = 0;
 	int			rc;
 
@@ -224,21 +315,12 @@ purge_events(TimestampTz before)
 		rc = SPI_execute_plan(okno_plan(&event_boundary_plan), args, NULL, false, 1);
 		okno_check_spi(rc, SPI_OK_SELECT, "outbox purge boundary");
 		if (SPI_processed == 0)
-		{
-			args[1] = TimestampTzGetDatum(before);
-			rc = SPI_execute_plan(okno_plan(&event_delete_rest_plan), args, NULL, false, 0);
-			okno_check_spi(rc, SPI_OK_DELETE, "outbox purge");
-			return deleted + SPI_processed;
-		}
+			return deleted + delete_events(lo, NULL, before, subscribers);
 
 		hi = palloc(sizeof(pg_uuid_t));
 		memcpy(hi, DatumGetUUIDP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
 											   1, &isnull)), sizeof(pg_uuid_t));
-		args[1] = UUIDPGetDatum(hi);
-		args[2] = TimestampTzGetDatum(before);
-		rc = SPI_execute_plan(okno_plan(&event_delete_plan), args, NULL, false, 0);
-		okno_check_spi(rc, SPI_OK_DELETE, "outbox purge");
-		deleted += SPI_processed;
+		deleted += delete_events(lo, hi, before, subscribers);
 
 		pfree(lo);
 		lo = hi;
@@ -246,7 +328,7 @@ purge_events(TimestampTz before)
 }
 
 static void
-purge(FunctionCallInfo fcinfo, bool record_horizon)
+purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers)
 {
 	TimestampTz keys_before = cutoff(fcinfo, 0, "keys_older_than");
 	TimestampTz events_before = cutoff(fcinfo, 1, "delivered_older_than");
@@ -259,7 +341,7 @@ purge(FunctionCallInfo fcinfo, bool record_horizon)
 
 	okno_spi_connect();
 	values[0] = Int64GetDatum((int64) purge_keys(keys_before));
-	values[1] = Int64GetDatum((int64) purge_events(events_before));
+	values[1] = Int64GetDatum((int64) purge_events(events_before, subscribers));
 	if (record_horizon)
 	{
 		Datum		args[2];
@@ -284,7 +366,7 @@ purge(FunctionCallInfo fcinfo, bool record_horizon)
 Datum
 okno_purge(PG_FUNCTION_ARGS)
 {
-	purge(fcinfo, false);
+	purge(fcinfo, false, false);
 	return (Datum) 0;
 }
 
@@ -294,6 +376,16 @@ okno_purge(PG_FUNCTION_ARGS)
 Datum
 okno_purge_0_3(PG_FUNCTION_ARGS)
 {
-	purge(fcinfo, true);
+	purge(fcinfo, true, false);
+	return (Datum) 0;
+}
+
+/*
+ * The same, leaving what a subscriber still needs (okno 0.5.0).
+ */
+Datum
+okno_purge_0_5(PG_FUNCTION_ARGS)
+{
+	purge(fcinfo, true, true);
 	return (Datum) 0;
 }

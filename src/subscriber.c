@@ -14,13 +14,28 @@
  * An invalid name is invalid_parameter_value (22023); a valid name that
  * is not a subscriber is subscriber_missing (OKB09).
  *
+ * okno_subscribe(name) adds a subscriber: a row of okno_subscriber whose
+ * copied_snapshot is the subscribing statement's snapshot, so that the
+ * subscriber receives exactly the events committed after it (delivery.c
+ * copies the events that snapshot does not see).  okno_unsubscribe(name)
+ * removes the row and the subscriber's delivery state.
+ *
  * Copyright (c) 2026, the okno authors
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/transam.h"
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/backend_status.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
 
 #include "okno.h"
 #include "errors.h"
@@ -51,16 +66,16 @@ subscriber_name_valid(const char *name, int len)
 }
 
 /*
- * The subscriber named by a function's argument, checked: a palloc'd C
- * string.  fname names the function in the hint.
+ * The subscriber named by a function's argument, checked against the rule
+ * (not whether it exists): a palloc'd C string.  fname names the function
+ * in the hint.
  */
 char *
 okno_subscriber_arg(text *arg, const char *fname)
 {
 	char	   *name = text_to_cstring(arg);
-	int			len = strlen(name);
 
-	if (!subscriber_name_valid(name, len))
+	if (!subscriber_name_valid(name, strlen(name)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid subscriber name \"%s\"", name),
@@ -68,7 +83,178 @@ okno_subscriber_arg(text *arg, const char *fname)
 						   OKNO_SUBSCRIBER_MAXLEN),
 				 errhint("Call %s with the name the subscriber was given, or \"%s\" for the default subscriber.",
 						 fname, OKNO_DEFAULT_SUBSCRIBER)));
-	if (strcmp(name, OKNO_DEFAULT_SUBSCRIBER) != 0)
-		okno_error_subscriber_missing(name);
 	return name;
+}
+
+/*
+ * The subscriber argument argno of a function that has one (a NULL is
+ * refused): NULL when it names the default subscriber, else the name of a
+ * subscriber that exists (subscriber_missing otherwise).  The caller is
+ * connected to SPI.
+ */
+char *
+okno_subscriber_of(FunctionCallInfo fcinfo, int argno, const char *fname)
+{
+	char	   *name;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("subscriber must not be null"),
+				 errhint("Pass a subscriber's name, or \"%s\" for the default subscriber.",
+						 OKNO_DEFAULT_SUBSCRIBER)));
+	name = okno_subscriber_arg(PG_GETARG_TEXT_PP(argno), fname);
+	if (strcmp(name, OKNO_DEFAULT_SUBSCRIBER) == 0)
+		return NULL;
+	okno_subscriber_check(name);
+	return name;
+}
+
+static OknoPlan exists_plan = {
+	.sql =
+	"SELECT FROM %1$s.okno_subscriber WHERE name OPERATOR(pg_catalog.=) $1",
+	.nargs = 1,
+	.argtypes = {TEXTOID}
+};
+
+/*
+ * subscriber_missing unless a subscriber of this name (not the default one)
+ * exists.  The caller is connected to SPI.
+ */
+void
+okno_subscriber_check(const char *name)
+{
+	Datum		arg = CStringGetTextDatum(name);
+	int			rc;
+
+	rc = SPI_execute_plan(okno_plan(&exists_plan), &arg, NULL, true, 1);
+	okno_check_spi(rc, SPI_OK_SELECT, "subscriber lookup");
+	if (SPI_processed == 0)
+		okno_error_subscriber_missing(name);
+}
+
+/*
+ * The start of the oldest transaction that another backend has open now,
+ * or now if there is none.  An event committed after a subscription began
+ * was written in a transaction that was open at the time or began later,
+ * so its created_at (its transaction's start) is no earlier than this.
+ * Two-phase transactions that are prepared are not counted: their start
+ * is not known.
+ */
+static TimestampTz
+oldest_open_transaction(void)
+{
+	TimestampTz oldest = GetCurrentTransactionStartTimestamp();
+	int			n = pgstat_fetch_stat_numbackends();
+	int			i;
+
+	for (i = 1; i <= n; i++)
+	{
+		LocalPgBackendStatus *local = okno_local_beentry(i);
+		TimestampTz start;
+
+		if (local == NULL || local->backendStatus.st_procpid == MyProcPid)
+			continue;
+		start = local->backendStatus.st_xact_start_timestamp;
+		if (start != 0 && start < oldest)
+			oldest = start;
+	}
+	return oldest;
+}
+
+static OknoPlan subscribe_plan = {
+	.sql =
+	"INSERT INTO %1$s.okno_subscriber AS u (name, subscribed_at, since, copied_snapshot,"
+	" copied_system, copied_at)"
+	" VALUES ($1, pg_catalog.now(), $2, pg_catalog.pg_current_snapshot(), $3, pg_catalog.now())"
+	" ON CONFLICT (name) DO NOTHING",
+	.nargs = 3,
+	.argtypes = {TEXTOID, TIMESTAMPTZOID, INT8OID}
+};
+
+static OknoPlan unsubscribe_plan = {
+	.sql =
+	"WITH gone AS (DELETE FROM %1$s.okno_subscriber WHERE name OPERATOR(pg_catalog.=) $1"
+	"  RETURNING name),"
+	" state AS (DELETE FROM %1$s.okno_delivery AS d USING gone"
+	"  WHERE d.subscriber OPERATOR(pg_catalog.=) gone.name)"
+	" SELECT pg_catalog.count(*) FROM gone",
+	.nargs = 1,
+	.argtypes = {TEXTOID}
+};
+
+PG_FUNCTION_INFO_V1(okno_subscribe);
+PG_FUNCTION_INFO_V1(okno_unsubscribe);
+
+/* the subscriber argument of okno_subscribe and okno_unsubscribe */
+static char *
+name_arg(FunctionCallInfo fcinfo, const char *fname)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("subscriber must not be null"),
+				 errhint("Pass the name of the subscriber to %s.", fname)));
+	return okno_subscriber_arg(PG_GETARG_TEXT_PP(0), fname);
+}
+
+/*
+ * okno_subscribe(subscriber text) RETURNS boolean
+ *
+ * False when the subscriber exists already (the default one always does).
+ */
+Datum
+okno_subscribe(PG_FUNCTION_ARGS)
+{
+	char	   *name = name_arg(fcinfo, "okno_subscribe()");
+	Datum		values[3];
+	int			rc;
+	bool		added;
+
+	if (strcmp(name, OKNO_DEFAULT_SUBSCRIBER) == 0)
+		PG_RETURN_BOOL(false);
+	PreventCommandIfReadOnly("okno_subscribe()");
+
+	values[0] = CStringGetTextDatum(name);
+	values[1] = TimestampTzGetDatum(oldest_open_transaction());
+	values[2] = Int64GetDatum((int64) GetSystemIdentifier());
+	okno_spi_connect();
+	rc = SPI_execute_plan(okno_plan(&subscribe_plan), values, NULL, false, 0);
+	okno_check_spi(rc, SPI_OK_INSERT, "subscriber insert");
+	added = (SPI_processed == 1);
+	okno_spi_finish();
+	PG_RETURN_BOOL(added);
+}
+
+/*
+ * okno_unsubscribe(subscriber text) RETURNS boolean
+ *
+ * False when there is no such subscriber.  The default subscriber cannot
+ * be removed.
+ */
+Datum
+okno_unsubscribe(PG_FUNCTION_ARGS)
+{
+	char	   *name = name_arg(fcinfo, "okno_unsubscribe()");
+	Datum		value;
+	int			rc;
+	bool		isnull;
+	bool		removed;
+
+	if (strcmp(name, OKNO_DEFAULT_SUBSCRIBER) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the default subscriber cannot be removed"),
+				 errdetail("Its delivery state is the outbox's own (delivered_at, attempts, parked_at)."),
+				 errhint("Remove a subscriber added with okno_subscribe().")));
+	PreventCommandIfReadOnly("okno_unsubscribe()");
+
+	value = CStringGetTextDatum(name);
+	okno_spi_connect();
+	rc = SPI_execute_plan(okno_plan(&unsubscribe_plan), &value, NULL, false, 0);
+	okno_check_spi(rc, SPI_OK_SELECT, "subscriber delete");
+	removed = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+										  1, &isnull)) > 0;
+	okno_spi_finish();
+	PG_RETURN_BOOL(removed);
 }

@@ -21,7 +21,7 @@ SET ROLE regress_tap_owner;
 CREATE EXTENSION okno SCHEMA okno_trusted CASCADE;
 RESET ROLE;
 
-SELECT plan(39);
+SELECT plan(50);
 
 SELECT isnt_superuser('regress_tap_owner');
 SELECT is((SELECT extowner::regrole::text FROM pg_extension WHERE extname = 'okno'), 'regress_tap_owner',
@@ -30,7 +30,8 @@ SELECT is((SELECT extowner::regrole::text FROM pg_extension WHERE extname = 'okn
 SELECT table_privs_are('okno_trusted', t, 'regress_tap_owner',
            ARRAY['DELETE', 'INSERT', 'SELECT', 'TRUNCATE', 'UPDATE'],
            'the owner may read and write ' || t || ', and no more')
-  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded']) AS t;
+  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded',
+                    'okno_subscriber', 'okno_delivery']) AS t;
 SELECT ok(bool_and(has_table_privilege('regress_tap_owner', format('okno_trusted.%I', t), p || ' WITH GRANT OPTION')),
           'the owner may grant reading and writing ' || t)
   FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox']) AS t,
@@ -52,6 +53,10 @@ SELECT ok(has_table_privilege('regress_tap_owner', 'okno_trusted.okno_outbox_sta
           'the owner may read the status view and grant reading it');
 SELECT ok(NOT has_table_privilege('regress_tap_stranger', 'okno_trusted.okno_outbox_status', 'SELECT'),
           'another role may not read the status view');
+SELECT ok(has_table_privilege('regress_tap_owner', 'okno_trusted.okno_subscribers', 'SELECT WITH GRANT OPTION'),
+          'the owner may read the subscribers'' view and grant reading it');
+SELECT ok(NOT has_table_privilege('regress_tap_stranger', 'okno_trusted.okno_subscribers', 'SELECT'),
+          'another role may not read the subscribers'' view');
 SELECT function_privs_are('okno_trusted', f, a, 'regress_tap_owner', ARRAY['EXECUTE'],
            'the owner may execute ' || f)
   FROM (VALUES ('okno_drain', ARRAY['integer']),
@@ -62,7 +67,14 @@ SELECT function_privs_are('okno_trusted', f, a, 'regress_tap_owner', ARRAY['EXEC
                ('okno_cancel_booking', ARRAY['integer', 'bigint']),
                ('okno_purge', ARRAY['interval', 'interval']),
                ('okno_requeue_parked', ARRAY['text', 'text', 'text', 'timestamp with time zone']),
-               ('okno_discard', ARRAY['uuid', 'text'])) AS v(f, a);
+               ('okno_discard', ARRAY['uuid', 'text']),
+               ('okno_subscribe', ARRAY['text']),
+               ('okno_unsubscribe', ARRAY['text']),
+               ('okno_drain', ARRAY['integer', 'text']),
+               ('okno_drain_once', ARRAY['text']),
+               ('okno_record_failure', ARRAY['uuid', 'text', 'text']),
+               ('okno_release', ARRAY['uuid', 'text']),
+               ('okno_requeue', ARRAY['uuid', 'text'])) AS v(f, a);
 SELECT is((SELECT count(*)::int FROM pg_proc WHERE pronamespace = 'okno_trusted'::regnamespace AND prosecdef), 0,
           'no function is SECURITY DEFINER: callers need the table privileges');
 

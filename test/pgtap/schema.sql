@@ -12,10 +12,11 @@ CREATE EXTENSION IF NOT EXISTS btree_gist;
 CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 
-SELECT plan(248);
+SELECT plan(319);
 
 -- tables
-SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_adoption', 'okno_discarded']);
+SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_adoption', 'okno_discarded',
+    'okno_subscriber', 'okno_delivery']);
 SELECT columns_are('okno_tap', 'okno_purge_horizon', ARRAY['singleton', 'keys_purged_before', 'events_purged_before']);
 SELECT col_is_pk('okno_tap', 'okno_purge_horizon', 'singleton', 'okno_purge_horizon has one row at most');
 
@@ -81,7 +82,7 @@ SELECT fk_ok('okno_tap', 'idempotency', 'actor_id', 'okno_tap', 'actors', 'id');
 
 -- outbox
 SELECT columns_are('okno_tap', 'outbox',
-    ARRAY['id', 'kind', 'payload', 'created_at', 'delivered_at', 'attempts', 'last_error', 'available_at', 'parked_at']);
+    ARRAY['id', 'kind', 'payload', 'created_at', 'delivered_at', 'attempts', 'last_error', 'available_at', 'parked_at', 'created_xid']);
 SELECT col_type_is('okno_tap', 'outbox', 'id', 'uuid', 'outbox.id is uuid');
 SELECT col_is_pk('okno_tap', 'outbox', 'id', 'outbox.id is the primary key');
 SELECT col_type_is('okno_tap', 'outbox', 'kind', 'character varying(40)', 'outbox.kind is varchar(40)');
@@ -97,6 +98,9 @@ SELECT col_default_is('okno_tap', 'outbox', 'attempts', 0, 'outbox.attempts defa
 SELECT col_type_is('okno_tap', 'outbox', 'last_error', 'text', 'outbox.last_error is text');
 SELECT col_type_is('okno_tap', 'outbox', 'available_at', 'timestamp with time zone', 'outbox.available_at is timestamptz');
 SELECT col_type_is('okno_tap', 'outbox', 'parked_at', 'timestamp with time zone', 'outbox.parked_at is timestamptz');
+SELECT col_type_is('okno_tap', 'outbox', 'created_xid', 'xid8', 'outbox.created_xid is xid8');
+SELECT col_is_null('okno_tap', 'outbox', 'created_xid', 'outbox.created_xid is nullable (the events from before 0.5.0 have none)');
+SELECT col_default_is('okno_tap', 'outbox', 'created_xid', 'pg_current_xact_id()', 'outbox.created_xid is the writing transaction''s');
 SELECT is((SELECT pg_get_expr(indpred, indrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_pending'::regclass),
           '((delivered_at IS NULL) AND (parked_at IS NULL))', 'outbox_pending covers pending, unparked events only');
 SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_pending'::regclass),
@@ -108,7 +112,10 @@ SELECT is((SELECT pg_get_expr(indpred, indrelid) FROM pg_index WHERE indexrelid 
 -- indexes
 SELECT indexes_are('okno_tap', 'bookings', ARRAY['bookings_pkey', 'bookings_no_overlap']);
 SELECT indexes_are('okno_tap', 'idempotency', ARRAY['idempotency_pkey']);
-SELECT indexes_are('okno_tap', 'outbox', ARRAY['outbox_pkey', 'outbox_pending', 'outbox_parked', 'outbox_order', 'outbox_later']);
+SELECT indexes_are('okno_tap', 'outbox', ARRAY['outbox_pkey', 'outbox_pending', 'outbox_parked', 'outbox_order', 'outbox_later', 'outbox_created_xid']);
+SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_created_xid'::regclass),
+          'CREATE INDEX outbox_created_xid ON okno_tap.outbox USING btree (created_xid)',
+          'outbox_created_xid finds the events of the transactions a subscriber has not copied');
 SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_later'::regclass),
           'CREATE INDEX outbox_later ON okno_tap.outbox USING btree (id) WHERE ((delivered_at IS NULL) AND ((kind)::text <> ''booking_created''::text))',
           'outbox_later holds the undelivered events that are not a booking''s first');
@@ -124,14 +131,14 @@ SELECT set_eq(
     $$SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'okno'$$,
     ARRAY['okno_tap.actors', 'okno_tap.resources', 'okno_tap.bookings', 'okno_tap.idempotency', 'okno_tap.outbox',
           'okno_tap.actors_id_seq', 'okno_tap.resources_id_seq', 'okno_tap.bookings_id_seq', 'okno_tap.okno_purge_horizon',
-          'okno_tap.okno_adoption', 'okno_tap.okno_discarded'],
+          'okno_tap.okno_adoption', 'okno_tap.okno_discarded', 'okno_tap.okno_subscriber', 'okno_tap.okno_delivery'],
     'every table and identity sequence is an extension configuration relation');
 
 -- functions: signatures, results, volatility, strictness, parallel safety
 SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once',
     'okno_drain', 'okno_record_failure', 'okno_release', 'okno_requeue', 'okno_get_booking', 'okno_cancel_booking', 'okno_purge',
     'okno_verify', 'okno_errors', 'okno_create_booking_result', 'okno_drop_guard', 'okno_wait',
-    'okno_requeue_parked', 'okno_discard']);
+    'okno_requeue_parked', 'okno_discard', 'okno_subscribe', 'okno_unsubscribe']);
 CREATE TEMP TABLE fn (name name, args name[], result text, signature text, vol text, par text);
 INSERT INTO fn VALUES
   ('okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb', 'actor integer, key text, payload jsonb', 'volatile', 'u'),
@@ -151,7 +158,14 @@ INSERT INTO fn VALUES
   ('okno_requeue_parked', ARRAY['text', 'text', 'text', 'timestamp with time zone'], 'bigint',
    'subscriber text DEFAULT NULL::text, kind text DEFAULT NULL::text, error_like text DEFAULT NULL::text, parked_before timestamp with time zone DEFAULT NULL::timestamp with time zone',
    'volatile', 'u'),
-  ('okno_discard', ARRAY['uuid', 'text'], 'boolean', 'event_id uuid, subscriber text DEFAULT ''default''::text', 'volatile', 'u');
+  ('okno_discard', ARRAY['uuid', 'text'], 'boolean', 'event_id uuid, subscriber text DEFAULT ''default''::text', 'volatile', 'u'),
+  ('okno_subscribe', ARRAY['text'], 'boolean', 'subscriber text', 'volatile', 'u'),
+  ('okno_unsubscribe', ARRAY['text'], 'boolean', 'subscriber text', 'volatile', 'u'),
+  ('okno_drain', ARRAY['integer', 'text'], 'TABLE(event_id uuid, kind text, payload jsonb, attempts integer)', 'max_events integer, subscriber text', 'volatile', 'u'),
+  ('okno_drain_once', ARRAY['text'], 'TABLE(event_id uuid, kind text, payload jsonb)', 'subscriber text', 'volatile', 'u'),
+  ('okno_record_failure', ARRAY['uuid', 'text', 'text'], 'okno_tap.okno_delivery', 'event_id uuid, error text, subscriber text', 'volatile', 'u'),
+  ('okno_release', ARRAY['uuid', 'text'], 'boolean', 'event_id uuid, subscriber text', 'volatile', 'u'),
+  ('okno_requeue', ARRAY['uuid', 'text'], 'boolean', 'event_id uuid, subscriber text', 'volatile', 'u');
 SELECT has_function('okno_tap', name, args, name || '(' || array_to_string(args, ', ') || ') exists') FROM fn ORDER BY name;
 SELECT volatility_is('okno_tap', name, args, vol, name || ' is ' || vol) FROM fn ORDER BY name;
 SELECT isnt_strict('okno_tap', name, args, name || ' is not strict: NULL arguments are errors') FROM fn ORDER BY name;
@@ -201,6 +215,30 @@ SELECT ok(EXISTS (SELECT FROM pg_depend WHERE classid = 'pg_event_trigger'::regc
 SELECT columns_are('okno_tap', 'okno_discarded', ARRAY['event_id', 'subscriber', 'kind', 'payload', 'attempts',
     'last_error', 'parked_at', 'discarded_at', 'discarded_by']);
 SELECT col_is_pk('okno_tap', 'okno_discarded', ARRAY['event_id', 'subscriber', 'discarded_at'], 'okno_discarded is keyed by event, subscriber and time (an event reopened and discarded again keeps both records)');
+
+-- 0.5.0: subscribers and their delivery state
+SELECT columns_are('okno_tap', 'okno_subscriber', ARRAY['name', 'subscribed_at', 'since', 'copied_snapshot',
+    'copied_system', 'copied_at']);
+SELECT col_is_pk('okno_tap', 'okno_subscriber', 'name', 'okno_subscriber is keyed by name');
+SELECT col_type_is('okno_tap', 'okno_subscriber', 'copied_snapshot', 'pg_snapshot', 'a subscriber''s position is a snapshot');
+SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint
+            WHERE conrelid = 'okno_tap.okno_subscriber'::regclass AND conname = 'okno_subscriber_name_check'),
+          'CHECK (((name ~ ''^[a-z][a-z0-9_-]{0,62}$''::text) AND (name <> ''default''::text)))',
+          'a subscriber''s name follows the rule, and is not "default"');
+SELECT columns_are('okno_tap', 'okno_delivery', ARRAY['subscriber', 'event_id', 'booking', 'first', 'delivered_at',
+    'attempts', 'last_error', 'available_at', 'parked_at']);
+SELECT col_is_pk('okno_tap', 'okno_delivery', ARRAY['subscriber', 'event_id'], 'okno_delivery is keyed by subscriber and event');
+SELECT indexes_are('okno_tap', 'okno_delivery', ARRAY['okno_delivery_pkey', 'okno_delivery_pending', 'okno_delivery_parked', 'okno_delivery_order']);
+SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.okno_delivery_pending'::regclass),
+          'CREATE INDEX okno_delivery_pending ON okno_tap.okno_delivery USING btree (subscriber, event_id) INCLUDE (available_at) WHERE ((delivered_at IS NULL) AND (parked_at IS NULL))',
+          'okno_delivery_pending holds each subscriber''s pending, unparked events');
+SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.okno_delivery_order'::regclass),
+          'CREATE INDEX okno_delivery_order ON okno_tap.okno_delivery USING btree (subscriber, booking, event_id) WHERE (delivered_at IS NULL)',
+          'okno_delivery_order finds a booking''s undelivered events of a subscriber');
+SELECT has_view('okno_tap', 'okno_subscribers', 'okno_subscribers exists');
+SELECT columns_are('okno_tap', 'okno_subscribers',
+    ARRAY['subscriber', 'subscribed_at', 'pending', 'due_now', 'delayed', 'parked', 'held_back', 'not_copied',
+          'oldest_pending_age', 'copied_at']);
 
 -- the status view
 SELECT has_view('okno_tap', 'okno_outbox_status', 'okno_outbox_status exists');

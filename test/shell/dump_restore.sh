@@ -3,7 +3,9 @@
 # database, and the restored database goes on as before: replays return the
 # same cards, new bookings and actors get ids past the restored ones, the
 # drain hands out exactly the events that were due (not the parked or the
-# delayed ones), and okno_verify() stays empty.
+# delayed ones), each subscriber goes on from where it was (its parked
+# events parked, the events it had not copied yet delivered once), and
+# okno_verify() stays empty.
 #
 # Runs against the throwaway cluster of tools/run (PGHOST, PGPORT, PGUSER);
 # prints one "ok - ..." or "not ok - ..." line per check.
@@ -37,11 +39,18 @@ payload() { echo "{\"resource_id\":$1,\"starts_at\":\"2026-12-0$2T10:00:00+03:00
 CREATE EXTENSION okno CASCADE;
 INSERT INTO actors (name) VALUES ('ann'), ('boris');
 INSERT INTO resources (name) VALUES ('room'), ('hall');
+SELECT okno_subscribe('journal'), okno_subscribe('notify');
 SELECT okno_create_booking(1, 'k1', '$(payload 1 1)');
 SELECT okno_create_booking(1, 'k2', '$(payload 1 2)');
 SELECT okno_create_booking(2, 'k1', '$(payload 2 1)');
 SELECT okno_create_booking(2, 'k3', '$(payload 2 3)');
 SELECT * FROM okno_drain_once();
+-- journal copies the four booking_created events and parks booking 3's;
+-- notify copies nothing
+SELECT count(*) FROM okno_drain(10, 'journal');
+SET okno.max_attempts = 1;
+SELECT attempts FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 3}'), 'journal refused', 'journal');
+RESET okno.max_attempts;
 -- booking 3's event parked, booking 4's delayed by an hour
 SET okno.max_attempts = 1;
 SELECT attempts FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 3}'), 'gave up');
@@ -67,7 +76,10 @@ snapshot="SELECT (SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, resource_id,
   || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, last_error, available_at, parked_at), ';' ORDER BY id) FROM outbox)
   || ' | ' || (SELECT string_agg(format('%s/%s', keys_purged_before, events_purged_before), ';') FROM okno_purge_horizon)
   || ' | ' || (SELECT string_agg(format('%s/%s', id, name), ';' ORDER BY id) FROM actors)
-  || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s/%s', event_id, subscriber, kind, payload, attempts, last_error, parked_at, discarded_at, discarded_by), ';') FROM okno_discarded)"
+  || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s/%s', event_id, subscriber, kind, payload, attempts, last_error, parked_at, discarded_at, discarded_by), ';') FROM okno_discarded)
+  || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s', name, subscribed_at, since, copied_snapshot, copied_system, copied_at), ';' ORDER BY name) FROM okno_subscriber)
+  || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s/%s', subscriber, event_id, booking, first, delivered_at, attempts, last_error, available_at, parked_at), ';' ORDER BY subscriber, event_id) FROM okno_delivery)
+  || ' | ' || (SELECT string_agg(format('%s/%s', id, created_xid), ';' ORDER BY id) FROM outbox)"
 
 "$PGBIN/pg_dump" -Fc -d "$src" -f "$work/okno.dump"
 check "pg_dump exits 0" 0 $?
@@ -76,7 +88,7 @@ check "pg_dump exits 0" 0 $?
 check "pg_restore exits 0" 0 $?
 check "pg_restore prints nothing" "" "$(cat "$work/restore.err")"
 
-check "bookings, keys, events (with their attempts, errors, delays and parking), actors, the purge horizon and the discard record are restored as they were" \
+check "bookings, keys, events (with their attempts, errors, delays and parking), actors, the purge horizon, the discard record and the subscribers with their delivery states are restored as they were" \
 	"$(q "$src" "$snapshot")" "$(q "$dst" "$snapshot")"
 check "the restored extension is the installed version of okno" \
 	"$(q "$src" "SELECT extversion FROM pg_extension WHERE extname = 'okno'")" \
@@ -102,6 +114,17 @@ check "the parked event is still parked, and okno_requeue makes it due" '{"booki
 check "then booking 3's cancellation, held back until now" 'booking_cancelled {"booking_id": 3}' \
 	"$(q "$dst" "SELECT kind || ' ' || payload FROM okno_drain_once()")"
 check "okno_verify() is still empty" "0" "$(q "$dst" "SELECT count(*) FROM okno_verify()")"
+
+# the subscribers (restored into the same cluster: their snapshots hold)
+check "journal gets the cancellation it had not copied and the new booking; not its parked event or the cancellation held back behind it" \
+	'booking_cancelled {"booking_id": 1};booking_created {"booking_id": 5}' \
+	"$(q "$dst" "SELECT string_agg(kind || ' ' || payload, ';' ORDER BY event_id) FROM okno_drain(100, 'journal')")"
+check "journal then has nothing more, and its parked event is still parked" "0/1" \
+	"$(q "$dst" "SELECT (SELECT count(*) FROM okno_drain(100, 'journal')) || '/' || parked FROM okno_subscribers WHERE subscriber = 'journal'")"
+check "notify, which had copied nothing, gets every event since it subscribed, each booking's in order" \
+	'booking_created {"booking_id": 1};booking_created {"booking_id": 2};booking_created {"booking_id": 3};booking_created {"booking_id": 4};booking_created {"booking_id": 5}|booking_cancelled {"booking_id": 1};booking_cancelled {"booking_id": 3}|' \
+	"$(for i in 1 2 3; do q "$dst" "SELECT string_agg(kind || ' ' || payload, ';' ORDER BY kind DESC, payload::text) FROM okno_drain(100, 'notify')"; done | paste -sd '|')"
+check "okno_verify() is empty after the subscribers' drains" "0" "$(q "$dst" "SELECT count(*) FROM okno_verify()")"
 
 "$PGBIN/dropdb" "$src"
 "$PGBIN/dropdb" "$dst"

@@ -142,6 +142,16 @@ DELETE FROM bookings WHERE id = :course_booking;
 SELECT event_id = '5f0c2c61-8e06-4d5c-9a55-2f0a6d1b4c11' AS the_course_s, kind, payload, attempts
   FROM okno_drain(10) ORDER BY payload ->> 'booking_id';
 SELECT count(*) AS due FROM okno_drain(10);
+-- a subscriber gets what the course's service writes beside okno too: its
+-- events record their transaction (a column default), whatever their ids
+SELECT okno_subscribe('journal') AS subscribed;
+INSERT INTO outbox (id, kind, payload)
+    VALUES ('7a1c1e5e-0000-4000-8000-000000000001', 'booking_created', '{"booking_id": 9001}');
+SELECT created_xid IS NOT NULL AS has_its_transaction FROM outbox WHERE id = '7a1c1e5e-0000-4000-8000-000000000001';
+SELECT event_id, kind, payload FROM okno_drain(10, 'journal');
+SELECT event_id, kind, payload FROM okno_drain(10);
+SELECT okno_unsubscribe('journal') AS unsubscribed;
+DELETE FROM outbox WHERE id = '7a1c1e5e-0000-4000-8000-000000000001';
 -- what the course left behind before the adoption is no problem; what is
 -- written after it is checked
 SELECT * FROM okno_verify();

@@ -135,6 +135,14 @@ GRANT SELECT (id, kind, payload, created_at, delivered_at, attempts, last_error,
    ON outbox TO regress_okno_relay;
 GRANT INSERT ON okno_discarded TO regress_okno_relay;
 GRANT SELECT ON okno_outbox_status TO regress_okno_relay;
+--    and for subscribers
+GRANT EXECUTE ON FUNCTION okno_drain(integer, text), okno_drain_once(text),
+    okno_record_failure(uuid, text, text), okno_release(uuid, text), okno_requeue(uuid, text)
+  TO regress_okno_relay;
+GRANT SELECT (created_xid) ON outbox TO regress_okno_relay;
+GRANT SELECT, UPDATE ON okno_subscriber TO regress_okno_relay;
+GRANT SELECT, INSERT, UPDATE ON okno_delivery TO regress_okno_relay;
+GRANT SELECT ON okno_subscribers TO regress_okno_relay;
 
 -- 3. maintenance: retention and the invariant checker
 GRANT EXECUTE ON FUNCTION okno_purge(interval, interval), okno_verify() TO regress_okno_maint;
@@ -150,6 +158,11 @@ GRANT SELECT (singleton, keys_purged_before, events_purged_before),
    ON okno_purge_horizon TO regress_okno_maint;
 GRANT SELECT (adopted_at) ON okno_adoption TO regress_okno_maint;
 GRANT SELECT (event_id, subscriber, kind, payload) ON okno_discarded TO regress_okno_maint;
+--    and the subscriptions
+GRANT EXECUTE ON FUNCTION okno_subscribe(text), okno_unsubscribe(text) TO regress_okno_maint;
+GRANT SELECT (created_xid) ON outbox TO regress_okno_maint;
+GRANT SELECT, INSERT, DELETE ON okno_subscriber TO regress_okno_maint;
+GRANT SELECT, DELETE ON okno_delivery TO regress_okno_maint;
 
 -- (regress_okno_nobody gets nothing)
 
@@ -193,6 +206,21 @@ RESET ROLE;
 SET ROLE regress_okno_maint;
 SELECT keys_deleted >= 0 AND events_deleted >= 0 AS purged FROM okno_purge('30 days', '30 days');
 SELECT count(*) AS problems FROM okno_verify();
+SELECT okno_subscribe('roles-sub') AS subscribed;
+RESET ROLE;
+-- the subscriber has the event (this transaction's events are copied once
+-- it commits: the state is written here)
+INSERT INTO okno_delivery (subscriber, event_id, booking, first, delivered_at)
+VALUES ('roles-sub', :'ev', jsonb_build_object('booking_id', :booking) -> 'booking_id', true, now());
+
+SET ROLE regress_okno_relay;
+SELECT count(*) AS drained FROM okno_drain(10, 'roles-sub');
+SELECT attempts, last_error, delivered_at IS NULL AS pending
+  FROM okno_record_failure(:'ev', 'recipient down', 'roles-sub');
+SELECT okno_requeue(:'ev', 'roles-sub') AS requeued;
+SELECT event_id = :'ev' AS drained_again FROM okno_drain_once('roles-sub');
+SELECT okno_release(:'ev', 'roles-sub') AS released;
+SELECT subscriber, pending FROM okno_subscribers WHERE subscriber = 'roles-sub';
 RESET ROLE;
 
 --
@@ -223,7 +251,15 @@ INSERT INTO roles_test.ops VALUES
   (15, 'canonical', format('SELECT okno_canonical(%L)', :'p1'), NULL),
   (16, 'fingerprint', format('SELECT okno_fingerprint(%L)', :'p1'), NULL),
   (17, 'discard', format('SELECT okno_discard(%L)', :'parked'), 'regress_okno_relay'),
-  (18, 'requeue_parked', 'SELECT okno_requeue_parked(kind => ''roles_probe'')', 'regress_okno_relay');
+  (18, 'requeue_parked', 'SELECT okno_requeue_parked(kind => ''roles_probe'')', 'regress_okno_relay'),
+  (19, 'subscribe', 'SELECT okno_subscribe(''roles-probe'')', 'regress_okno_maint'),
+  (20, 'unsubscribe', 'SELECT okno_unsubscribe(''roles-probe'')', 'regress_okno_maint'),
+  (21, 'drain_subscriber', 'SELECT count(*) FROM okno_drain(10, ''roles-sub'')', 'regress_okno_relay'),
+  (22, 'drain_once_subscriber', 'SELECT count(*) FROM okno_drain_once(''roles-sub'')', 'regress_okno_relay'),
+  (23, 'release_subscriber', format('SELECT okno_release(%L, %L)', :'ev', 'roles-sub'), 'regress_okno_relay'),
+  (24, 'record_failure_subscriber', format('SELECT attempts FROM okno_record_failure(%L, %L, %L)', :'ev', 'x', 'roles-sub'), 'regress_okno_relay'),
+  (25, 'requeue_subscriber', format('SELECT okno_requeue(%L, %L)', :'ev', 'roles-sub'), 'regress_okno_relay'),
+  (26, 'subscribers', 'SELECT count(*) FROM okno_subscribers', 'regress_okno_relay');
 CREATE TABLE roles_test.roles (ord int, r name);
 INSERT INTO roles_test.roles VALUES
   (1, 'regress_okno_app'), (2, 'regress_okno_relay'), (3, 'regress_okno_maint'), (4, 'regress_okno_nobody');
@@ -242,7 +278,8 @@ SELECT roles_test.as_role('regress_okno_relay', 'SELECT response_body FROM idemp
 -- nor can the role without grants touch any table
 SELECT t AS "table", roles_test.as_role('regress_okno_nobody', format('SELECT count(*) FROM %s', t)) AS "select",
        roles_test.as_role('regress_okno_nobody', format('DELETE FROM %s', t)) AS "delete"
-  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded']) AS t;
+  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded',
+                    'okno_subscriber', 'okno_delivery']) AS t;
 SELECT roles_test.snapshot() = :'before' AS nothing_written;
 
 --

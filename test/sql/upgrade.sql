@@ -212,6 +212,16 @@ SELECT okno_requeue_parked() AS requeued;
 SELECT kind, payload FROM okno_drain(10);
 SELECT kind, payload FROM okno_drain(10);
 SELECT * FROM okno_verify();
+-- subscribers after the update: the events from before it (no created_xid)
+-- are none of theirs, the new ones are
+SELECT count(*) AS events_without_transaction FROM outbox WHERE created_xid IS NULL;
+SELECT okno_subscribe('journal') AS subscribed;
+SELECT okno_create_booking(1, 'f-3', '{"resource_id":1,"starts_at":"2026-12-03T10:00:00Z","ends_at":"2026-12-03T11:00:00Z"}') ->> 'id' AS id;
+SELECT kind, payload FROM okno_drain(10, 'journal');
+SELECT okno_purge('0 seconds', '0 seconds');
+SELECT kind, payload FROM okno_drain(10);
+SELECT okno_purge('0 seconds', '0 seconds');
+SELECT * FROM okno_verify();
 
 \c :test_db :superuser_name
 DROP DATABASE regress_okno_from_v020;

@@ -1,0 +1,2 @@
+-- a subscriber's batch drain (scenario 6): -D sub=NAME
+SELECT * FROM okno_drain(1000, :sub);
