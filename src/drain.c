@@ -495,17 +495,10 @@ static void
 drain_for(FunctionCallInfo fcinfo, const char *fname, int32 max_events, int ncols,
 		  int argno)
 {
-	char	   *subscriber;
-
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("subscriber must not be null"),
-				 errhint("Pass a subscriber's name, or \"%s\" for the default subscriber.",
-						 OKNO_DEFAULT_SUBSCRIBER)));
 	/* whether it exists, okno_deliver_drain finds out */
-	subscriber = okno_subscriber_arg(PG_GETARG_TEXT_PP(argno), fname);
-	if (strcmp(subscriber, OKNO_DEFAULT_SUBSCRIBER) == 0)
+	char	   *subscriber = okno_subscriber_named(fcinfo, argno, fname);
+
+	if (subscriber == NULL)
 		drain_due(fcinfo, fname, max_events, ncols);
 	else
 		okno_deliver_drain(fcinfo, fname, subscriber, max_events, ncols);

@@ -142,6 +142,7 @@ extern bool okno_drain_scan_start(pg_uuid_t *lower);
 /* subscriber.c */
 #define OKNO_DEFAULT_SUBSCRIBER "default"
 extern char *okno_subscriber_arg(text *arg, const char *fname);
+extern char *okno_subscriber_named(FunctionCallInfo fcinfo, int argno, const char *fname);
 extern char *okno_subscriber_of(FunctionCallInfo fcinfo, int argno, const char *fname);
 extern void okno_subscriber_check(const char *name);
 

@@ -88,12 +88,11 @@ okno_subscriber_arg(text *arg, const char *fname)
 
 /*
  * The subscriber argument argno of a function that has one (a NULL is
- * refused): NULL when it names the default subscriber, else the name of a
- * subscriber that exists (subscriber_missing otherwise).  The caller is
- * connected to SPI.
+ * refused, the rule checked): NULL when it names the default subscriber,
+ * else the name, whether or not such a subscriber exists.
  */
 char *
-okno_subscriber_of(FunctionCallInfo fcinfo, int argno, const char *fname)
+okno_subscriber_named(FunctionCallInfo fcinfo, int argno, const char *fname)
 {
 	char	   *name;
 
@@ -106,7 +105,20 @@ okno_subscriber_of(FunctionCallInfo fcinfo, int argno, const char *fname)
 	name = okno_subscriber_arg(PG_GETARG_TEXT_PP(argno), fname);
 	if (strcmp(name, OKNO_DEFAULT_SUBSCRIBER) == 0)
 		return NULL;
-	okno_subscriber_check(name);
+	return name;
+}
+
+/*
+ * The same, and a named subscriber must exist (subscriber_missing
+ * otherwise).  The caller is connected to SPI.
+ */
+char *
+okno_subscriber_of(FunctionCallInfo fcinfo, int argno, const char *fname)
+{
+	char	   *name = okno_subscriber_named(fcinfo, argno, fname);
+
+	if (name != NULL)
+		okno_subscriber_check(name);
 	return name;
 }
 
