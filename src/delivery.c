@@ -75,17 +75,17 @@
 /*
  * The snapshot to store after a copy in snapshot s.c of the events of the
  * transactions below b.x (b.x is s.c's xmax when the copy took them all):
- * s.c cut at b.x, with this transaction ($4, its xid: s.c sees its own
- * transaction as finished) among the running ones.
+ * s.c cut at b.x, with this transaction (own, the parameter holding its
+ * xid: s.c sees its own transaction as finished) among the running ones.
  */
-#define OKNO_SQL_NEW_SNAPSHOT \
+#define OKNO_SQL_NEW_SNAPSHOT(own) \
 	"(SELECT (LEAST(pg_catalog.pg_snapshot_xmin(s.c), b.x, pg_catalog.min(v.v))::pg_catalog.text" \
 	"         OPERATOR(pg_catalog.||) ':'" \
 	"         OPERATOR(pg_catalog.||) LEAST(pg_catalog.pg_snapshot_xmax(s.c), b.x)::pg_catalog.text" \
 	"         OPERATOR(pg_catalog.||) ':'" \
 	"         OPERATOR(pg_catalog.||) COALESCE(pg_catalog.string_agg(v.v::pg_catalog.text, ','" \
 	"                                          ORDER BY v.v), ''))::pg_catalog.pg_snapshot" \
-	"   FROM (SELECT pg_catalog.pg_snapshot_xip(s.c) AS v UNION SELECT $4) AS v" \
+	"   FROM (SELECT pg_catalog.pg_snapshot_xip(s.c) AS v UNION SELECT " own ") AS v" \
 	"  WHERE v.v OPERATOR(pg_catalog.<) LEAST(pg_catalog.pg_snapshot_xmax(s.c), b.x))"
 
 /* an event of a transaction that s.c sees finished and s.l did not */
@@ -208,7 +208,7 @@ static OknoPlan copy_plan = {
 	" SELECT $1, r.id, r.booking, r.first, CASE WHEN r.go THEN pg_catalog.clock_timestamp() END"
 	"   FROM r),"
 	" upd AS ("
-	" UPDATE %1$s.okno_subscriber AS u SET copied_snapshot = " OKNO_SQL_NEW_SNAPSHOT ","
+	" UPDATE %1$s.okno_subscriber AS u SET copied_snapshot = " OKNO_SQL_NEW_SNAPSHOT("$4") ","
 	"        copied_at = pg_catalog.now()"
 	"   FROM s, b WHERE u.name OPERATOR(pg_catalog.=) $1)"
 	" SELECT r.id, r.kind, r.payload, 0 FROM r WHERE r.go ORDER BY r.id",
@@ -220,8 +220,8 @@ static OknoPlan copy_plan = {
 /*
  * After a restore into another cluster: copy, as pending, every event since
  * the subscription began that the subscriber has no row for, and start
- * again from a snapshot of this cluster.  ($2 and $3 are unused: the
- * arguments are copy_plan's.)
+ * again from a snapshot of this cluster ($2: this transaction's xid, $3:
+ * this cluster's system identifier).
  */
 static OknoPlan rebase_plan = {
 	.sql =
@@ -234,18 +234,18 @@ static OknoPlan rebase_plan = {
 	"        e.kind OPERATOR(pg_catalog.=) 'booking_created'"
 	"   FROM s, %1$s.outbox AS e"
 	"  WHERE e.created_at OPERATOR(pg_catalog.>=) s.since AND e.created_xid IS NOT NULL"
-	"    AND e.created_xid IS DISTINCT FROM $4"
+	"    AND e.created_xid IS DISTINCT FROM $2"
 	"    AND NOT EXISTS (SELECT FROM %1$s.okno_delivery AS d"
 	"                     WHERE d.subscriber OPERATOR(pg_catalog.=) $1"
 	"                       AND d.event_id OPERATOR(pg_catalog.=) e.id)"
 	"  RETURNING 1)"
-	" UPDATE %1$s.okno_subscriber AS u SET copied_snapshot = " OKNO_SQL_NEW_SNAPSHOT ","
-	"        copied_system = $5, copied_at = pg_catalog.now()"
+	" UPDATE %1$s.okno_subscriber AS u SET copied_snapshot = " OKNO_SQL_NEW_SNAPSHOT("$2") ","
+	"        copied_system = $3, copied_at = pg_catalog.now()"
 	"   FROM s, (SELECT pg_catalog.pg_snapshot_xmax(s.c) AS x FROM s) AS b"
 	"  WHERE u.name OPERATOR(pg_catalog.=) $1"
 	" RETURNING (SELECT pg_catalog.count(*) FROM ins)",
-	.nargs = 5,
-	.argtypes = {TEXTOID, INT4OID, UUIDARRAYOID, XID8OID, INT8OID}
+	.nargs = 3,
+	.argtypes = {TEXTOID, XID8OID, INT8OID}
 };
 
 /*
@@ -332,16 +332,10 @@ okno_deliver_drain(FunctionCallInfo fcinfo, const char *fname,
 										 1, &isnull)) != (int64) GetSystemIdentifier())
 	{
 		/* a snapshot of another cluster: copy again what may be missing */
-		FullTransactionId own = GetTopFullTransactionId();
-
-		memset(nulls, ' ', sizeof(nulls));
 		args[0] = name;
-		args[1] = Int32GetDatum(0);
-		nulls[2] = 'n';
-		args[2] = (Datum) 0;
-		args[3] = FullTransactionIdGetDatum(own);
-		args[4] = Int64GetDatum((int64) GetSystemIdentifier());
-		rc = SPI_execute_plan(okno_plan(&rebase_plan), args, nulls, false, 0);
+		args[1] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+		args[2] = Int64GetDatum((int64) GetSystemIdentifier());
+		rc = SPI_execute_plan(okno_plan(&rebase_plan), args, NULL, false, 0);
 		okno_check_spi(rc, SPI_OK_UPDATE_RETURNING, "subscriber rebase");
 	}
 
