@@ -490,7 +490,7 @@ BEGIN
                 added := added OPERATOR(pg_catalog.||) 'default of created_xid'::text;
             END IF;
             IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', '@extschema@', 'outbox_created_xid')) IS NULL THEN
-                CREATE INDEX outbox_created_xid ON @extschema@.outbox (created_xid);
+                CREATE INDEX outbox_created_xid ON @extschema@.outbox (created_xid) WHERE created_xid IS NOT NULL;
                 added := added OPERATOR(pg_catalog.||) 'index outbox_created_xid'::text;
             END IF;
         END IF;
@@ -720,8 +720,10 @@ BEGIN
         -- cursor must not pass one that its batch held back)
         CREATE INDEX outbox_later ON @extschema@.outbox (id)
             WHERE delivered_at IS NULL AND kind OPERATOR(pg_catalog.<>) 'booking_created';
-        -- the events by the transaction that wrote them (subscribers' catch-up)
-        CREATE INDEX outbox_created_xid ON @extschema@.outbox (created_xid);
+        -- the events by the transaction that wrote them (subscribers' catch-up);
+        -- the default subscriber's drain clears created_xid of the events it
+        -- delivers that every subscriber has copied, and they leave the index
+        CREATE INDEX outbox_created_xid ON @extschema@.outbox (created_xid) WHERE created_xid IS NOT NULL;
     END IF;
 END
 $okno$;

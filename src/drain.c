@@ -46,6 +46,12 @@
  * lock, so drainers never wait on each other for it.  Without the sequence
  * (a database still at 0.3.0) every session starts from the start.
  *
+ * Since okno 0.5.0 the update also clears created_xid (the writing
+ * transaction, which subscribers copy events by) of the events that every
+ * subscriber has copied, so that they leave the partial index
+ * outbox_created_xid: otherwise every delivery, never a HOT update, would
+ * write an entry there (see forget_horizon).
+ *
  * okno 0.1.0's SQL function okno_drain_once() is bound to the C symbol
  * okno_drain_once, which keeps 0.1.0's query (its table has no retry
  * columns); 0.2.0 binds okno_drain_once() to okno_drain_once_0_2.
@@ -65,10 +71,12 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "utils/acl.h"
 #include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
+#include "utils/xid8.h"
 
 #include "okno.h"
 
@@ -109,24 +117,40 @@ static OknoPlan drain_one_0_1_plan = {
  * The pick takes the first due rows by id that no earlier event of their
  * booking holds back, judged in the statement's snapshot: an event
  * delivered in this batch still holds its booking's later events back
- * until the next drain.
+ * until the next drain.  set names what the update sets besides
+ * delivered_at.
  */
+#define OKNO_SQL_DRAIN(set) \
+	"WITH delivered AS (" \
+	" UPDATE %1$s.outbox AS o SET delivered_at = pg_catalog.clock_timestamp()" set \
+	"  WHERE o.id OPERATOR(pg_catalog.=) ANY (ARRAY(" \
+	"   SELECT p.id FROM %1$s.outbox AS p" \
+	"    WHERE p.delivered_at IS NULL AND p.parked_at IS NULL" \
+	"      AND p.id OPERATOR(pg_catalog.>) $2" \
+	"      AND (p.available_at IS NULL" \
+	"           OR p.available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())" \
+	OKNO_SQL_NOT_HELD_BACK("p") \
+	"    ORDER BY p.id LIMIT $1 FOR UPDATE SKIP LOCKED))" \
+	"  RETURNING o.id, o.kind::pg_catalog.text AS kind, o.payload, o.attempts)" \
+	" SELECT id, kind, payload, attempts FROM delivered ORDER BY id"
+
 static OknoPlan drain_plan = {
-	.sql =
-	"WITH delivered AS ("
-	" UPDATE %1$s.outbox AS o SET delivered_at = pg_catalog.clock_timestamp()"
-	"  WHERE o.id OPERATOR(pg_catalog.=) ANY (ARRAY("
-	"   SELECT p.id FROM %1$s.outbox AS p"
-	"    WHERE p.delivered_at IS NULL AND p.parked_at IS NULL"
-	"      AND p.id OPERATOR(pg_catalog.>) $2"
-	"      AND (p.available_at IS NULL"
-	"           OR p.available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())"
-	OKNO_SQL_NOT_HELD_BACK("p")
-	"    ORDER BY p.id LIMIT $1 FOR UPDATE SKIP LOCKED))"
-	"  RETURNING o.id, o.kind::pg_catalog.text AS kind, o.payload, o.attempts)"
-	" SELECT id, kind, payload, attempts FROM delivered ORDER BY id",
+	.sql = OKNO_SQL_DRAIN(""),
 	.nargs = 2,
 	.argtypes = {INT4OID, UUIDOID},
+	.cursor_options = CURSOR_OPT_GENERIC_PLAN
+};
+
+/*
+ * The same, forgetting the writing transaction of an event that every
+ * subscriber has copied ($3, see forget_horizon), so that the delivered
+ * row leaves the partial index outbox_created_xid (okno 0.5.0).
+ */
+static OknoPlan drain_forget_plan = {
+	.sql = OKNO_SQL_DRAIN(", created_xid = CASE WHEN o.created_xid OPERATOR(pg_catalog.<) $3"
+						  " THEN NULL ELSE o.created_xid END"),
+	.nargs = 3,
+	.argtypes = {INT4OID, UUIDOID, XID8OID},
 	.cursor_options = CURSOR_OPT_GENERIC_PLAN
 };
 
@@ -210,16 +234,16 @@ uuid_decrement(pg_uuid_t *id)
 }
 
 /*
- * Run plan with max_events (and, for drain_plan, the lower bound) and put
- * the first ncols columns of each row into the result set; return the
- * number of rows, remember the last id and, if first is not NULL, copy the
- * first id there.
+ * Run plan with max_events, the lower bound and, for drain_forget_plan, the
+ * horizon, and put the first ncols columns of each row into the result
+ * set; return the number of rows, remember the last id and, if first is
+ * not NULL, copy the first id there.
  */
 static uint64
 run_drain(ReturnSetInfo *rsinfo, OknoPlan *plan, int32 max_events,
-		  pg_uuid_t *lower, int ncols, pg_uuid_t *first)
+		  pg_uuid_t *lower, FullTransactionId horizon, int ncols, pg_uuid_t *first)
 {
-	Datum		args[2];
+	Datum		args[3];
 	int			rc;
 	uint64		i;
 	uint64		n;
@@ -227,6 +251,7 @@ run_drain(ReturnSetInfo *rsinfo, OknoPlan *plan, int32 max_events,
 
 	args[0] = Int32GetDatum(max_events);
 	args[1] = UUIDPGetDatum(lower);
+	args[2] = FullTransactionIdGetDatum(horizon);
 	rc = SPI_execute_plan(okno_plan(plan), args, NULL, false, 0);
 	if (rc != SPI_OK_SELECT && rc != SPI_OK_UPDATE_RETURNING)
 		okno_check_spi(rc, SPI_OK_SELECT, "outbox drain");
@@ -261,7 +286,7 @@ run_drain(ReturnSetInfo *rsinfo, OknoPlan *plan, int32 max_events,
 	 * due again behind the cursor like any other, found by the next scan
 	 * from the start.)
 	 */
-	if (plan == &drain_plan && n > 1)
+	if (plan != &drain_one_0_1_plan && n > 1)
 	{
 		Datum		bounds[2];
 
@@ -438,6 +463,44 @@ okno_drain_scan_start(pg_uuid_t *lower)
 	return false;
 }
 
+/* whether user holds mode on the column, on it or on the whole table */
+static bool
+column_privilege(Oid relid, AttrNumber att, Oid user, AclMode mode)
+{
+	return pg_class_aclcheck(relid, user, mode) == ACLCHECK_OK ||
+		pg_attribute_aclcheck(relid, att, user, mode) == ACLCHECK_OK;
+}
+
+/*
+ * Whether this drain forgets the writing transaction of the events it
+ * delivers that every subscriber has copied, and below which xid
+ * (*horizon, okno_subscriber_horizon).  It does when
+ *	 - outbox has created_xid (okno 0.5.0);
+ *	 - the caller may read and update it: okno does not act as the caller
+ *	   beyond what the caller may do, and a drainer without the privilege
+ *	   (a relay granted by column before 0.5.0) drains as before;
+ *	 - every subscriber's snapshot is of this cluster.
+ * The subscribers are read in the latest snapshot, not the drain's (which
+ * may be a REPEATABLE READ transaction's, older than a subscription that
+ * has not copied an event the drain sees).  Otherwise the events keep
+ * created_xid: nothing is lost, the index outbox_created_xid only keeps
+ * them longer.
+ */
+static bool
+forget_horizon(FullTransactionId *horizon)
+{
+	Oid			outbox = okno_relid(OKNO_REL_OUTBOX);
+	AttrNumber	att = okno_attnum(outbox, "created_xid");
+	Oid			user = GetUserId();
+
+	if (att == InvalidAttrNumber || get_atttype(outbox, att) != XID8OID)
+		return false;
+	if (!column_privilege(outbox, att, user, ACL_SELECT) ||
+		!column_privilege(outbox, att, user, ACL_UPDATE))
+		return false;
+	return okno_subscriber_horizon(horizon);
+}
+
 /*
  * Drain up to max_events due events into the function's result set: from
  * this backend's cursor when it has one and the last scan from the start
@@ -452,18 +515,22 @@ drain_due(FunctionCallInfo fcinfo, const char *fname, int32 max_events, int ncol
 	pg_uuid_t	first;
 	TimestampTz now = GetCurrentTimestamp();
 	uint64		n = 0;
+	FullTransactionId horizon = InvalidFullTransactionId;
+	OknoPlan   *plan = &drain_plan;
 
 	InitMaterializedSRF(fcinfo, 0);
 
+	if (forget_horizon(&horizon))
+		plan = &drain_forget_plan;
 	okno_spi_connect();
 	if (drain_cursor_valid && now - drain_last_full_scan < OKNO_DRAIN_RESCAN_US)
 	{
 		cursor_bound(&start);
-		n = run_drain(rsinfo, &drain_plan, max_events, &start, ncols, NULL);
+		n = run_drain(rsinfo, plan, max_events, &start, horizon, ncols, NULL);
 	}
 	else if (drain_fresh && hint_lower_bound(&start))
 	{
-		n = run_drain(rsinfo, &drain_plan, max_events, &start, ncols, &first);
+		n = run_drain(rsinfo, plan, max_events, &start, horizon, ncols, &first);
 		/* it moves the hint on as a scan from the start would; five seconds */
 		if (n > 0)
 		{
@@ -476,7 +543,7 @@ drain_due(FunctionCallInfo fcinfo, const char *fname, int32 max_events, int ncol
 	if (n == 0)
 	{
 		memset(&start, 0, sizeof(start));	/* the nil UUID: below every id */
-		n = run_drain(rsinfo, &drain_plan, max_events, &start, ncols, &first);
+		n = run_drain(rsinfo, plan, max_events, &start, horizon, ncols, &first);
 		if (n > 0)
 			hint_write(&first);
 		drain_last_full_scan = now;
@@ -519,7 +586,8 @@ okno_drain_once(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	memset(&unused, 0, sizeof(unused));
 	okno_spi_connect();
-	n = run_drain(rsinfo, &drain_one_0_1_plan, 1, &unused, 3, NULL);
+	n = run_drain(rsinfo, &drain_one_0_1_plan, 1, &unused,
+				  InvalidFullTransactionId, 3, NULL);
 	okno_spi_finish();
 	okno_handout_watch(fcinfo, "okno_drain_once()", n);
 	return (Datum) 0;

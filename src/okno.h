@@ -145,6 +145,7 @@ extern char *okno_subscriber_arg(text *arg, const char *fname);
 extern char *okno_subscriber_named(FunctionCallInfo fcinfo, int argno, const char *fname);
 extern char *okno_subscriber_of(FunctionCallInfo fcinfo, int argno, const char *fname);
 extern void okno_subscriber_check(const char *name);
+extern bool okno_subscriber_horizon(FullTransactionId *horizon);
 
 /* delivery.c */
 extern void okno_deliver_drain(FunctionCallInfo fcinfo, const char *fname,

@@ -15,10 +15,23 @@
  * is not a subscriber is subscriber_missing (OKB09).
  *
  * okno_subscribe(name) adds a subscriber: a row of okno_subscriber whose
- * copied_snapshot is the subscribing statement's snapshot, so that the
+ * copied_snapshot is a snapshot taken as it subscribes, so that the
  * subscriber receives exactly the events committed after it (delivery.c
  * copies the events that snapshot does not see).  okno_unsubscribe(name)
  * removes the row and the subscriber's delivery state.
+ *
+ * What every subscriber has copied: okno_subscriber_horizon() gives the
+ * oldest xmin of the subscribers' snapshots.  An event of a transaction
+ * below it is copied by (or came before) every subscriber there is, and
+ * every subscriber to come: the default subscriber's drain forgets its
+ * created_xid once it delivers it (drain.c), so that the index
+ * outbox_created_xid, partial on created_xid IS NOT NULL, holds only the
+ * events subscribers may still have to copy.  For that to hold against a
+ * subscriber being added meanwhile, okno_subscribe locks okno_subscriber
+ * in EXCLUSIVE mode before it takes its snapshot, the horizon is read in
+ * ROW SHARE mode (kept to the end of the transaction) and in the latest
+ * snapshot: a subscription the read does not see begins after the
+ * transaction that forgets has ended, and sees its events as committed.
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -26,14 +39,23 @@
  */
 #include "postgres.h"
 
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/transam.h"
 #include "access/xlog.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
+#include "utils/xid8.h"
 
 #include "compat.h"
 
@@ -41,6 +63,8 @@
 #include "errors.h"
 
 #define OKNO_SUBSCRIBER_MAXLEN 63
+
+#define OKNO_SUBSCRIBER_TABLE "okno_subscriber"
 
 /*
  * Whether name follows the rule above.
@@ -174,6 +198,86 @@ oldest_open_transaction(void)
 	return oldest;
 }
 
+/*
+ * okno_subscriber's OID (InvalidOid before okno 0.5.0), looked up by name:
+ * its rows change with every subscriber's drain, and the OIDs that okno.c
+ * caches make every kept plan prepared again when their relation changes.
+ */
+static Oid
+subscriber_table(void)
+{
+	Oid			nsp = get_namespace_oid(okno_schema_name(), false);
+
+	return get_relname_relid(OKNO_SUBSCRIBER_TABLE, nsp);
+}
+
+/*
+ * The horizon of the comment at the top into *horizon: the oldest xmin of
+ * the subscribers' snapshots, or the largest xid8 when there is no
+ * subscriber.  False when there is none to give: okno predates
+ * subscribers, or a subscriber's snapshot was taken in another cluster (a
+ * restore that its first drain has not rebased yet, delivery.c).
+ *
+ * okno_subscriber is read as a foreign-key check reads the table it
+ * refers to, not as the caller: what the default subscriber's drain may
+ * forget must not depend on what the caller may see of it.
+ */
+bool
+okno_subscriber_horizon(FullTransactionId *horizon)
+{
+	Oid			relid = subscriber_table();
+	Relation	rel;
+	AttrNumber	system_att;
+	AttrNumber	snapshot_att;
+	Snapshot	snapshot;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	int64		system = (int64) GetSystemIdentifier();
+	bool		bounded = true;
+
+	if (!OidIsValid(relid))
+		return false;
+	system_att = get_attnum(relid, "copied_system");
+	snapshot_att = get_attnum(relid, "copied_snapshot");
+	if (system_att == InvalidAttrNumber || snapshot_att == InvalidAttrNumber)
+		return false;
+
+	*horizon = FullTransactionIdFromU64(PG_UINT64_MAX);
+	rel = table_open(relid, RowShareLock);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	slot = table_slot_create(rel, NULL);
+	scan = table_beginscan(rel, snapshot, 0, NULL);
+	while (bounded && table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		Datum		d;
+		bool		isnull;
+		FullTransactionId xmin;
+
+		CHECK_FOR_INTERRUPTS();
+		d = slot_getattr(slot, system_att, &isnull);
+		if (isnull || DatumGetInt64(d) != system)
+		{
+			bounded = false;
+			break;
+		}
+		d = slot_getattr(slot, snapshot_att, &isnull);
+		if (isnull)
+		{
+			bounded = false;
+			break;
+		}
+		xmin = DatumGetFullTransactionId(DirectFunctionCall1(pg_snapshot_xmin, d));
+		if (FullTransactionIdPrecedes(xmin, *horizon))
+			*horizon = xmin;
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	UnregisterSnapshot(snapshot);
+	/* the lock stays until the end of the transaction */
+	table_close(rel, NoLock);
+	return bounded;
+}
+
 static OknoPlan subscribe_plan = {
 	.sql =
 	"INSERT INTO %1$s.okno_subscriber AS u (name, subscribed_at, since, copied_snapshot,"
@@ -227,11 +331,19 @@ okno_subscribe(PG_FUNCTION_ARGS)
 		PG_RETURN_BOOL(false);
 	PreventCommandIfReadOnly("okno_subscribe()");
 
+	/*
+	 * No drain of the default subscriber may forget an event while this
+	 * transaction is open (see the top), and the snapshot stored is taken
+	 * after that, whatever the isolation level.
+	 */
+	LockRelationOid(subscriber_table(), ExclusiveLock);
+
 	values[0] = CStringGetTextDatum(name);
 	values[1] = TimestampTzGetDatum(oldest_open_transaction());
 	values[2] = Int64GetDatum((int64) GetSystemIdentifier());
 	okno_spi_connect();
-	rc = SPI_execute_plan(okno_plan(&subscribe_plan), values, NULL, false, 0);
+	rc = SPI_execute_snapshot(okno_plan(&subscribe_plan), values, NULL,
+							  GetLatestSnapshot(), InvalidSnapshot, false, false, 0);
 	okno_check_spi(rc, SPI_OK_INSERT, "subscriber insert");
 	added = (SPI_processed == 1);
 	okno_spi_finish();

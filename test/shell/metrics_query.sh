@@ -12,9 +12,17 @@ cd "$(dirname "$0")/../.." || exit 1
 db=okno_metrics_query
 new_db "$db"
 
-# the query: the lines indented under "query: |", unindented
-query=$(sed -n '/^  query: |$/,/^  [^ ]/p' docs/metrics/postgres_exporter.yaml |
-	sed -n 's/^    //p')
+# a query of the file: the lines indented under "query: |" of the block
+# named $1, unindented
+query_of() {
+	awk -v key="$1:" '
+		/^[^ #]/ { inblock = ($1 == key); inquery = 0; next }
+		inblock && /^  query: \|$/ { inquery = 1; next }
+		inblock && inquery && /^  [^ ]/ { inquery = 0 }
+		inblock && inquery && sub(/^    /, "") { print }
+	' docs/metrics/postgres_exporter.yaml
+}
+query=$(query_of okno_outbox)
 check_true "the queries file has a query" test -n "$query"
 
 got=$(q "$db" "$query")
@@ -32,3 +40,20 @@ q "$db" "SELECT okno_cancel_booking(1, 1)" >/dev/null
 got=$(q "$db" "$query")
 check "a cancellation behind its parked booking_created is held back" "3|1|1|1|1" \
 	"$(echo "$got" | cut -d'|' -f1-4,8)"
+
+# okno_subscribers (0.5.0): one row per subscriber, labelled by its name,
+# the default one first
+squery=$(query_of okno_subscriber)
+check_true "the queries file has a query for the subscribers" test -n "$squery"
+q "$db" "SELECT okno_subscribe('journal')" >/dev/null
+book "$db" 10 2
+got=$(q "$db" "$squery")
+check "the default subscriber and journal, by name; journal's two events not copied yet" \
+	"default|5|3|1|1|1|0
+journal|2|2|0|0|0|2" "$(echo "$got" | cut -d'|' -f1-7)"
+q "$db" "SELECT count(*) FROM okno_drain(1, 'journal')" >/dev/null
+got=$(q "$db" "$squery")
+check "after a drain of one: journal has one pending, copied" "journal|1|1|0|0|0|0" \
+	"$(echo "$got" | sed -n 2p | cut -d'|' -f1-7)"
+check_true "every value a number but the name, none NULL" \
+	python3 -c "import sys; rows = [r.split('|') for r in '''$got'''.splitlines()]; [float(x) for r in rows for x in r[1:]]; sys.exit(0 if all(len(r) == 8 and r[7] != '' for r in rows) else 1)"

@@ -6,7 +6,8 @@
 # cancellations behind them are never handed to it.  The default
 # subscriber's state is untouched.  After okno_requeue_parked, notify's
 # relay (a working command now) gets the events in order.  An unknown or
-# invalid subscriber stops the relay with exit 3.
+# invalid subscriber stops the relay with exit 3, and so does an okno older
+# than 0.5.0.
 #
 # Runs against the throwaway cluster of tools/run (PGHOST, PGPORT, PGUSER);
 # prints one "ok - ..." or "not ok - ..." line per check.
@@ -85,5 +86,13 @@ check "--subscriber with an unknown subscriber exits 3" 3 "$?"
 check "and says why" 1 "$(grep -c 'subscriber "nobody" does not exist' "$work/nobody.err")"
 timeout 30 "$RELAY" --dbname "$db" --subscriber 'No Such' --once >"$work/bad.out" 2>"$work/bad.err"
 check "--subscriber with an invalid name exits 3" 3 "$?"
+old=okno_relay_subscribers_041
+"$PGBIN/dropdb" --if-exists --force "$old" 2>/dev/null
+"$PGBIN/createdb" "$old"
+DBS+=("$old")
+q "$old" "CREATE EXTENSION btree_gist; CREATE EXTENSION okno VERSION '0.4.1'" >/dev/null
+timeout 30 "$RELAY" --dbname "$old" --subscriber journal --once >"$work/old.out" 2>"$work/old.err"
+check "--subscriber against okno 0.4.1 exits 3" 3 "$?"
+check "and says okno is older than 0.5.0" 1 "$(grep -c '^okno-relay: .* or it is older than 0.5.0 (no ' "$work/old.err")"
 timeout 30 "$RELAY" --dbname "$db" --subscriber default --once >"$work/default.out" 2>"$work/default.err"
 check "--subscriber default is the default subscriber" "0/26" "$?/$(lines "$work/default.out")"

@@ -143,4 +143,16 @@ INSERT INTO outbox (id, kind, payload, attempts, last_error, parked_at) VALUES
   ('01800000-0000-7000-8000-000000000031', 'booking_created', '{"booking_id": -31}', 1, 'x', now());
 SELECT okno_test.err($$SELECT okno_discard('01800000-0000-7000-8000-000000000031')$$);
 SELECT parked_at IS NOT NULL AS still_parked FROM outbox WHERE id = '01800000-0000-7000-8000-000000000031';
+-- and so does one that keeps the event from being marked done, in outbox
+-- or in a subscriber's okno_delivery
+DROP TRIGGER no_record ON okno_discarded;
+CREATE TRIGGER no_done BEFORE UPDATE ON outbox FOR EACH ROW EXECUTE FUNCTION pg_temp.no_record();
+SELECT okno_test.err($$SELECT okno_discard('01800000-0000-7000-8000-000000000031')$$);
+DROP TRIGGER no_done ON outbox;
+SELECT okno_subscribe('journal') AS journal;
+INSERT INTO okno_delivery (subscriber, event_id, booking, first, attempts, last_error, parked_at)
+VALUES ('journal', '01800000-0000-7000-8000-000000000031', '-31', true, 1, 'x', now());
+CREATE TRIGGER no_done BEFORE UPDATE ON okno_delivery FOR EACH ROW EXECUTE FUNCTION pg_temp.no_record();
+SELECT okno_test.err($$SELECT okno_discard('01800000-0000-7000-8000-000000000031', 'journal')$$);
+SELECT count(*) AS records FROM okno_discarded WHERE event_id = '01800000-0000-7000-8000-000000000031';
 ROLLBACK;

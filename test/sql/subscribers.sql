@@ -263,9 +263,59 @@ SELECT pg_temp.ev(kind, payload), attempts FROM okno_drain(10, 'notify');
 SELECT not_copied, pending, held_back FROM okno_subscribers WHERE subscriber = 'notify';
 SELECT pg_temp.ev(kind, payload), attempts FROM okno_drain(10, 'notify');
 
+-- the default subscriber's drain forgets the writing transaction of the
+-- events it delivers that every subscriber has copied (they leave the
+-- index outbox_created_xid), and keeps it while one has not copied them
+-- (the subscription's side: subscriber_forget.spec)
+SELECT pg_temp.book(22) IS NOT NULL AS b22;
+SELECT pg_temp.ev(kind, payload) FROM okno_drain(10, 'journal');
+SELECT pg_temp.ev(kind, payload) FROM okno_drain(10);
+SELECT created_xid IS NOT NULL AS b22_kept FROM outbox WHERE id = pg_temp.id('booking_created', 22);
+SELECT pg_temp.book(23) IS NOT NULL AS b23;
+SELECT pg_temp.ev(kind, payload) FROM okno_drain(10, 'journal');
+SELECT pg_temp.ev(kind, payload) FROM okno_drain(10, 'notify');
+SELECT pg_temp.ev(kind, payload) FROM okno_drain(10);
+SELECT created_xid IS NULL AS b23_forgotten FROM outbox WHERE id = pg_temp.id('booking_created', 23);
+-- (an event delivered before every subscriber had copied it keeps it: b22)
+SELECT pg_temp.ev(kind, payload) FROM outbox WHERE created_xid IS NOT NULL AND delivered_at IS NOT NULL
+   AND created_xid < (SELECT min(pg_snapshot_xmin(copied_snapshot)) FROM okno_subscriber);
+-- nor while a subscriber's snapshot is another cluster's (a restore its
+-- first drain has not rebased yet)
+SELECT pg_temp.book(24) IS NOT NULL AS b24;
+SELECT (SELECT count(*) FROM okno_drain(10, 'journal')) AS journal, (SELECT count(*) FROM okno_drain(10, 'notify')) AS notify;
+UPDATE okno_subscriber SET copied_system = 42 WHERE name = 'notify';
+SELECT pg_temp.ev(kind, payload) FROM okno_drain(10);
+SELECT created_xid IS NOT NULL AS b24_kept FROM outbox WHERE id = pg_temp.id('booking_created', 24);
+UPDATE okno_subscriber SET copied_system = (SELECT system_identifier FROM pg_control_system()) WHERE name = 'notify';
+-- nor when the drainer may not update created_xid: it drains as before
+CREATE ROLE regress_okno_keeper;
+GRANT EXECUTE ON FUNCTION okno_drain(integer) TO regress_okno_keeper;
+GRANT SELECT, UPDATE (delivered_at) ON outbox TO regress_okno_keeper;
+SELECT pg_temp.book(25) IS NOT NULL AS b25;
+SELECT (SELECT count(*) FROM okno_drain(10, 'journal')) AS journal, (SELECT count(*) FROM okno_drain(10, 'notify')) AS notify;
+SET ROLE regress_okno_keeper;
+SELECT kind FROM okno_drain(10);
+RESET ROLE;
+SELECT created_xid IS NOT NULL AS b25_kept FROM outbox WHERE id = pg_temp.id('booking_created', 25);
+GRANT UPDATE (created_xid) ON outbox TO regress_okno_keeper;
+SELECT pg_temp.book(26) IS NOT NULL AS b26;
+SELECT (SELECT count(*) FROM okno_drain(10, 'journal')) AS journal, (SELECT count(*) FROM okno_drain(10, 'notify')) AS notify;
+SET ROLE regress_okno_keeper;
+SELECT kind FROM okno_drain(10);
+RESET ROLE;
+SELECT created_xid IS NULL AS b26_forgotten FROM outbox WHERE id = pg_temp.id('booking_created', 26);
+REVOKE ALL ON outbox FROM regress_okno_keeper;
+REVOKE ALL ON FUNCTION okno_drain(integer) FROM regress_okno_keeper;
+DROP ROLE regress_okno_keeper;
+SELECT * FROM okno_verify();
+
 -- unsubscribing removes the state
 SELECT okno_unsubscribe('journal') AS journal, okno_unsubscribe('notify') AS notify;
 SELECT count(*) AS states FROM okno_delivery;
 SELECT subscriber, pending FROM okno_subscribers;
 SELECT * FROM okno_verify();
 UPDATE outbox SET delivered_at = clock_timestamp(), parked_at = NULL WHERE delivered_at IS NULL;
+-- with no subscriber left, every event the default drain delivers is forgotten
+SELECT pg_temp.book(27) IS NOT NULL AS b27;
+SELECT pg_temp.ev(kind, payload) FROM okno_drain(10);
+SELECT created_xid IS NULL AS b27_forgotten FROM outbox WHERE id = pg_temp.id('booking_created', 27);
