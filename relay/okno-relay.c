@@ -28,8 +28,8 @@
  * --subscriber NAME delivers the events of a subscriber added with
  * okno_subscribe (okno 0.5.0): the same loop with okno_drain(batch, NAME),
  * okno_record_failure(id, error, NAME) and okno_release(id, NAME), so that
- * its attempts, backoff and parking are its own.  okno_wait waits for the
- * default subscriber's events, so such a relay waits with LISTEN.
+ * its attempts, backoff and parking are its own, and it waits with
+ * CALL okno_wait(ms, NULL, NAME).
  *
  * --metrics-file writes counters and a delivery lag histogram in
  * Prometheus's text format, for node_exporter's textfile collector.
@@ -322,8 +322,7 @@ usage(void)
 		   "                             okno_outbox, needs okno.notify on, and polling) or\n"
 		   "                             poll (polling only)\n"
 		   "  -S, --subscriber=NAME      deliver NAME's events (okno_subscribe; okno 0.5.0),\n"
-		   "                             with its own attempts, backoff and parking; waits with\n"
-		   "                             listen (okno_wait serves the default subscriber)\n"
+		   "                             with its own attempts, backoff and parking\n"
 		   "                             (default: the default subscriber)\n"
 		   "      --metrics-file=PATH    write counters and a delivery lag histogram to PATH\n"
 		   "                             in Prometheus's text format (node_exporter's textfile\n"
@@ -480,9 +479,6 @@ parse_options(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument \"%s\"", argv[optind]);
-	/* okno_wait waits for the default subscriber's events */
-	if (opts.subscriber != NULL && opts.wait == WAIT_SERVER)
-		opts.wait = WAIT_LISTEN;
 	wait_mode = opts.wait;
 }
 
@@ -895,6 +891,7 @@ setup_session(void)
 	char	   *schema;
 	char	   *quoted;
 	char	   *subscriber = NULL;	/* ", 'name'" or "" */
+	char	   *wait_args;		/* ", NULL, 'name'" or "" */
 	char		signature[600];
 	const char *param[1];
 	size_t		len;
@@ -970,10 +967,15 @@ setup_session(void)
 						opts.subscriber, one_line(PQerrorMessage(conn)));
 		subscriber = relay_malloc(strlen(literal) + 3);
 		sprintf(subscriber, ", %s", literal);
+		wait_args = relay_malloc(strlen(literal) + 9);
+		sprintf(wait_args, ", NULL, %s", literal);
 		PQfreemem(literal);
 	}
 	else
+	{
 		subscriber = relay_strdup("");
+		wait_args = relay_strdup("");
+	}
 
 	free(sql_drain);
 	free(sql_record_failure);
@@ -1001,6 +1003,7 @@ setup_session(void)
 	/* --once never waits */
 	if (opts.once)
 	{
+		free(wait_args);
 		PQfreemem(quoted);
 		free(schema);
 		return SQL_OK;
@@ -1010,21 +1013,40 @@ setup_session(void)
 	{
 		WaitMode	previous = wait_mode;
 		char		outbox[600];
-		const char *params[2];
+		char		delivery[600];
+		char		subscribers[600];
+		const char *params[4];
 		const char *how;
 
-		snprintf(signature, sizeof(signature), "%s.okno_wait(integer,boolean)", quoted);
+		/*
+		 * what the wait reads: due events and who holds them (xmax), and for
+		 * a subscriber its rows and what it has not copied
+		 */
+		snprintf(signature, sizeof(signature), "%s.okno_wait(integer,boolean%s)",
+				 quoted, opts.subscriber != NULL ? ",text" : "");
 		snprintf(outbox, sizeof(outbox), "%s.outbox", quoted);
+		snprintf(delivery, sizeof(delivery), "%s.okno_delivery", quoted);
+		snprintf(subscribers, sizeof(subscribers), "%s.okno_subscriber", quoted);
 		params[0] = signature;
 		params[1] = outbox;
+		params[2] = delivery;
+		params[3] = subscribers;
 		res = PQexecParams(conn,
+						   opts.subscriber == NULL ?
 						   "SELECT CASE WHEN pg_catalog.to_regprocedure($1) IS NULL THEN 'missing'"
 						   " WHEN NOT pg_catalog.has_function_privilege(pg_catalog.to_regprocedure($1), 'EXECUTE')"
 						   "   OR NOT pg_catalog.has_column_privilege($2, 'xmax', 'SELECT') THEN 'denied'"
+						   " ELSE 'ok' END" :
+						   "SELECT CASE WHEN pg_catalog.to_regprocedure($1) IS NULL THEN 'missing'"
+						   " WHEN NOT pg_catalog.has_function_privilege(pg_catalog.to_regprocedure($1), 'EXECUTE')"
+						   "   OR NOT pg_catalog.has_column_privilege($2, 'created_xid', 'SELECT')"
+						   "   OR NOT pg_catalog.has_table_privilege($3, 'SELECT')"
+						   "   OR NOT pg_catalog.has_table_privilege($4, 'SELECT') THEN 'denied'"
 						   " ELSE 'ok' END",
-						   2, NULL, params, NULL, NULL, 0);
+						   opts.subscriber == NULL ? 2 : 4, NULL, params, NULL, NULL, 0);
 		if ((st = check_result(res, PGRES_TUPLES_OK, "looking up okno_wait")) != SQL_OK)
 		{
+			free(wait_args);
 			PQfreemem(quoted);
 			free(schema);
 			return st;
@@ -1034,8 +1056,10 @@ setup_session(void)
 		if (wait_mode == WAIT_LISTEN && previous == WAIT_SERVER)
 		{
 			if (strcmp(how, "denied") == 0)
-				relay_log("this role may not use okno_wait in schema \"%s\" (EXECUTE on it and SELECT (xmax) on outbox: docs/PRIVILEGES.md): waiting with LISTEN " NOTIFY_CHANNEL " and polling instead",
-						  schema);
+				relay_log("this role may not use okno_wait in schema \"%s\" (EXECUTE on it and %s: docs/PRIVILEGES.md): waiting with LISTEN " NOTIFY_CHANNEL " and polling instead",
+						  schema, opts.subscriber != NULL ?
+						  "SELECT on okno_delivery, okno_subscriber and outbox.created_xid" :
+						  "SELECT (xmax) on outbox");
 			else
 				relay_log("okno in schema \"%s\" has no okno_wait (an older okno): waiting with LISTEN " NOTIFY_CHANNEL " and polling instead",
 						  schema);
@@ -1051,14 +1075,15 @@ setup_session(void)
 	 * should cost nothing.
 	 */
 	free(sql_wait);
-	len = strlen(quoted) + 100;
+	len = strlen(quoted) + strlen(wait_args) + 100;
 	sql_wait = relay_malloc(len);
 	{
 		double		wait_ms = (opts.poll_set ? opts.poll : DEFAULT_SERVER_WAIT) * 1000.0;
 
-		snprintf(sql_wait, len, "CALL %s.okno_wait(%.0f)",
-				 quoted, wait_ms < 1.0 ? 1.0 : wait_ms);
+		snprintf(sql_wait, len, "CALL %s.okno_wait(%.0f%s)",
+				 quoted, wait_ms < 1.0 ? 1.0 : wait_ms, wait_args);
 	}
+	free(wait_args);
 	PQfreemem(quoted);
 	free(schema);
 

@@ -1304,6 +1304,13 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE ROWS 1;
 COMMENT ON FUNCTION @extschema@.okno_drain_once(text) IS
 'hand one event due for a subscriber to the caller and mark it delivered for it, in the caller''s transaction';
 
+CREATE PROCEDURE @extschema@.okno_wait(timeout_ms integer, INOUT woken boolean, subscriber text)
+AS 'MODULE_PATHNAME', 'okno_wait'
+LANGUAGE C;
+
+COMMENT ON PROCEDURE @extschema@.okno_wait(integer, boolean, text) IS
+'wait up to timeout_ms for an event to be due for a subscriber: CALL okno_wait(ms, NULL, subscriber); woken is true when one may be, false at the timeout';
+
 CREATE FUNCTION @extschema@.okno_record_failure(event_id uuid, error text, subscriber text)
 RETURNS @extschema@.okno_delivery
 AS 'MODULE_PATHNAME', 'okno_record_failure'

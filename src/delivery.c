@@ -111,17 +111,7 @@ static OknoPlan pick_plan = {
 	" UPDATE %1$s.okno_delivery AS o SET delivered_at = pg_catalog.clock_timestamp()"
 	"  WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
 	"   SELECT p.ctid FROM %1$s.okno_delivery AS p"
-	"    WHERE p.subscriber OPERATOR(pg_catalog.=) $2"
-	"      AND p.delivered_at IS NULL AND p.parked_at IS NULL"
-	"      AND (p.available_at IS NULL"
-	"           OR p.available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())"
-	"      AND (p.first OR (SELECT q.event_id FROM %1$s.okno_delivery AS q"
-	"        WHERE q.subscriber OPERATOR(pg_catalog.=) $2"
-	"          AND q.booking OPERATOR(pg_catalog.=) p.booking"
-	"          AND q.delivered_at IS NULL"
-	"          AND q.event_id OPERATOR(pg_catalog.<>) p.event_id"
-	"          AND" OKNO_SQL_EARLIER("q.event_id", "p.event_id")
-	"        LIMIT 1) IS NULL)"
+	"    WHERE" OKNO_SQL_DELIVERY_DUE("p", "$2")
 	"    ORDER BY p.subscriber, p.event_id LIMIT $1 FOR UPDATE SKIP LOCKED))"
 	"  RETURNING o.event_id, o.attempts, o.booking)"
 	" SELECT d.event_id, e.kind::pg_catalog.text, e.payload, d.attempts, d.booking"

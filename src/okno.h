@@ -134,6 +134,24 @@ extern void okno_handout_watch(FunctionCallInfo fcinfo, const char *fname, uint6
 	"     AND" OKNO_SQL_EARLIER("q.id", p ".id") \
 	"   LIMIT 1) IS NULL)"
 
+/*
+ * Row p of okno_delivery is due for the subscriber named by parameter s:
+ * undelivered, not parked, not delayed, and no earlier event of its
+ * booking undelivered (delivery.c's pick, wait.c's check)
+ */
+#define OKNO_SQL_DELIVERY_DUE(p, s) \
+	" " p ".subscriber OPERATOR(pg_catalog.=) " s \
+	" AND " p ".delivered_at IS NULL AND " p ".parked_at IS NULL" \
+	" AND (" p ".available_at IS NULL" \
+	"      OR " p ".available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())" \
+	" AND (" p ".first OR (SELECT q.event_id FROM %1$s.okno_delivery AS q" \
+	"   WHERE q.subscriber OPERATOR(pg_catalog.=) " s \
+	"     AND q.booking OPERATOR(pg_catalog.=) " p ".booking" \
+	"     AND q.delivered_at IS NULL" \
+	"     AND q.event_id OPERATOR(pg_catalog.<>) " p ".event_id" \
+	"     AND" OKNO_SQL_EARLIER("q.event_id", p ".event_id") \
+	"   LIMIT 1) IS NULL)"
+
 /* drain.c */
 extern void okno_drain_init(void);
 extern void okno_drain_forget_cursor(void);

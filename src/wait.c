@@ -51,6 +51,7 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -111,6 +112,48 @@ static OknoPlan next_due_plan = {
 	" WHERE p.delivered_at IS NULL AND p.parked_at IS NULL"
 	"   AND p.available_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()",
 	.nargs = 0
+};
+
+/*
+ * The same for a subscriber other than the default one ($1): its due rows
+ * of okno_delivery, with the transaction that last updated or locked each
+ */
+static OknoPlan subscriber_due_plan = {
+	.sql =
+	"SELECT p.xmax FROM %1$s.okno_delivery AS p"
+	" WHERE" OKNO_SQL_DELIVERY_DUE("p", "$1")
+	" ORDER BY p.subscriber, p.event_id LIMIT 1000",
+	.nargs = 1,
+	.argtypes = {TEXTOID}
+};
+
+/*
+ * Whether the subscriber ($1) has events to copy (committed since its
+ * stored snapshot, or a snapshot of another cluster than $2's: its next
+ * drain copies again), and the transaction that last updated or locked its
+ * row: a drain that is copying holds them.  No row: it was removed.
+ */
+static OknoPlan subscriber_new_plan = {
+	.sql =
+	"SELECT u.xmax, u.copied_system OPERATOR(pg_catalog.<>) $2"
+	"       OR (SELECT e.created_xid FROM %1$s.outbox AS e"
+	"            WHERE e.created_xid OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmin(u.copied_snapshot)"
+	"              AND pg_catalog.pg_visible_in_snapshot(e.created_xid, pg_catalog.pg_current_snapshot())"
+	"              AND NOT pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot)"
+	"            ORDER BY e.created_xid LIMIT 1) IS NOT NULL"
+	"  FROM %1$s.okno_subscriber AS u WHERE u.name OPERATOR(pg_catalog.=) $1",
+	.nargs = 2,
+	.argtypes = {TEXTOID, INT8OID}
+};
+
+static OknoPlan subscriber_next_due_plan = {
+	.sql =
+	"SELECT pg_catalog.min(p.available_at) FROM %1$s.okno_delivery AS p"
+	" WHERE p.subscriber OPERATOR(pg_catalog.=) $1"
+	"   AND p.delivered_at IS NULL AND p.parked_at IS NULL"
+	"   AND p.available_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()",
+	.nargs = 1,
+	.argtypes = {TEXTOID}
 };
 
 typedef enum OutboxState
@@ -257,15 +300,14 @@ xact_running(TransactionId xid)
  * event comes due (0 if none).
  */
 static OutboxState
-scan_due(const pg_uuid_t *lower)
+scan_due(OknoPlan *plan, Datum arg)
 {
 	Portal		portal;
 	OutboxState state = OUTBOX_IDLE;
-	Datum		arg = UUIDPGetDatum(lower);
 	bool		isnull;
 	Datum		value;
 
-	portal = SPI_cursor_open(NULL, okno_plan(&due_plan), &arg, NULL, false);
+	portal = SPI_cursor_open(NULL, okno_plan(plan), &arg, NULL, false);
 	while (state != OUTBOX_DUE)
 	{
 		uint64		i;
@@ -293,8 +335,43 @@ scan_due(const pg_uuid_t *lower)
 	return state;
 }
 
+/*
+ * Whether the subscriber (not the default one, name a text Datum) has new
+ * events to copy: OUTBOX_DUE, or OUTBOX_HELD while a drain that is copying
+ * holds its row.  A subscriber removed meanwhile is OUTBOX_DUE: the
+ * caller's next drain reports it.
+ */
 static OutboxState
-check_outbox(TimestampTz *next_due)
+scan_new(Datum name)
+{
+	Datum		args[2];
+	bool		isnull;
+	Datum		value;
+	TransactionId xmax;
+	int			rc;
+
+	args[0] = name;
+	args[1] = Int64GetDatum((int64) GetSystemIdentifier());
+	rc = SPI_execute_plan(okno_plan(&subscriber_new_plan), args, NULL, false, 1);
+	okno_check_spi(rc, SPI_OK_SELECT, "subscriber wait check");
+	if (SPI_processed == 0)
+		return OUTBOX_DUE;
+	value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	if (isnull || !DatumGetBool(value))
+		return OUTBOX_IDLE;
+	value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	xmax = isnull ? InvalidTransactionId : DatumGetTransactionId(value);
+	if (TransactionIdIsNormal(xmax) && xact_running(xmax))
+		return OUTBOX_HELD;
+	return OUTBOX_DUE;
+}
+
+/*
+ * Look for work of the subscriber name (NULL: the default one) in a
+ * snapshot of its own, as the comment of scan_due says.
+ */
+static OutboxState
+check_outbox(Datum name, TimestampTz *next_due)
 {
 	pg_uuid_t	lower;
 	OutboxState state;
@@ -304,27 +381,43 @@ check_outbox(TimestampTz *next_due)
 
 	*next_due = 0;
 
-	/*
-	 * From where this backend's next drain would scan (its cursor: under
-	 * load, the entries behind it are mostly those of delivered events that
-	 * VACUUM has not removed yet), and from the start if nothing is free
-	 * there, as the drain does.
-	 */
-	if (okno_drain_scan_start(&lower))
+	if (name != (Datum) 0)
 	{
-		state = scan_due(&lower);
+		/* a subscriber's own rows, then what it has not copied */
+		state = scan_due(&subscriber_due_plan, name);
+		if (state != OUTBOX_DUE)
+		{
+			OutboxState copy = scan_new(name);
+
+			if (copy != OUTBOX_IDLE)
+				state = copy;
+		}
+	}
+
+	/*
+	 * The default subscriber: from where this backend's next drain would
+	 * scan (its cursor: under load, the entries behind it are mostly those
+	 * of delivered events that VACUUM has not removed yet), and from the
+	 * start if nothing is free there, as the drain does.
+	 */
+	else if (okno_drain_scan_start(&lower))
+	{
+		state = scan_due(&due_plan, UUIDPGetDatum(&lower));
 		if (state != OUTBOX_DUE)
 		{
 			memset(&lower, 0, sizeof(lower));
-			state = scan_due(&lower);
+			state = scan_due(&due_plan, UUIDPGetDatum(&lower));
 		}
 	}
 	else
-		state = scan_due(&lower);
+		state = scan_due(&due_plan, UUIDPGetDatum(&lower));
 
 	if (state != OUTBOX_DUE)
 	{
-		rc = SPI_execute_plan(okno_plan(&next_due_plan), NULL, NULL, false, 1);
+		if (name != (Datum) 0)
+			rc = SPI_execute_plan(okno_plan(&subscriber_next_due_plan), &name, NULL, false, 1);
+		else
+			rc = SPI_execute_plan(okno_plan(&next_due_plan), NULL, NULL, false, 1);
 		okno_check_spi(rc, SPI_OK_SELECT, "outbox wait check");
 		if (SPI_processed != 1)
 			elog(ERROR, "outbox wait check returned " UINT64_FORMAT " rows", SPI_processed);
@@ -355,11 +448,12 @@ ms_until(TimestampTz now, TimestampTz then)
 }
 
 /*
- * Wait until an event is due or the timeout passes; true for the former.
- * The caller holds the waiters' tag.
+ * Wait until an event is due for the subscriber name (a text Datum; 0 for
+ * the default one) or the timeout passes; true for the former.  The caller
+ * holds the waiters' tag.
  */
 static bool
-wait_for_event(int32 timeout_ms)
+wait_for_event(int32 timeout_ms, Datum name)
 {
 	TimestampTz end;
 	TimestampTz next_due;
@@ -374,7 +468,7 @@ wait_for_event(int32 timeout_ms)
 	 * still ends the sleep.
 	 */
 	ResetLatch(MyLatch);
-	state = check_outbox(&next_due);
+	state = check_outbox(name, &next_due);
 	if (state == OUTBOX_DUE)
 		return true;
 	nprepared = count_prepared();
@@ -429,7 +523,7 @@ wait_for_event(int32 timeout_ms)
 
 		if (recheck)
 		{
-			state = check_outbox(&next_due);
+			state = check_outbox(name, &next_due);
 			if (state == OUTBOX_DUE)
 				return true;
 		}
@@ -438,10 +532,15 @@ wait_for_event(int32 timeout_ms)
 
 /*
  * CALL okno_wait(timeout_ms integer, INOUT woken boolean DEFAULT NULL)
+ * CALL okno_wait(timeout_ms integer, INOUT woken boolean, subscriber text)
+ *	 (okno 0.5.0)
  *
  * Returns when an event is due (woken: true) or after timeout_ms
  * milliseconds (false).  lock_timeout, when set and shorter, ends the wait
- * as it ends a wait for a lock (55P03).
+ * as it ends a wait for a lock (55P03).  With a subscriber, an event is due
+ * for it when one of its rows of okno_delivery is, or when events were
+ * committed that it has not copied: every commit that wakes the default
+ * subscriber's waiters wakes its waiters too.
  */
 Datum
 okno_wait(PG_FUNCTION_ARGS)
@@ -452,6 +551,7 @@ okno_wait(PG_FUNCTION_ARGS)
 	LOCKTAG		tag;
 	TupleDesc	tupdesc;
 	Datum		value;
+	Datum		name = (Datum) 0;
 	bool		isnull = false;
 
 	if (call == NULL || !IsA(call, CallContext) || call->atomic)
@@ -479,6 +579,14 @@ okno_wait(PG_FUNCTION_ARGS)
 
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect_ext failed");
+	/* in the procedure's SPI context, which outlives the checks' commits */
+	if (PG_NARGS() > 2)
+	{
+		char	   *subscriber = okno_subscriber_of(fcinfo, 2, "okno_wait()");
+
+		if (subscriber != NULL)
+			name = CStringGetTextDatum(subscriber);
+	}
 
 	okno_wait_tag(&tag, OKNO_WAIT_TAG_WAITERS);
 	if (LockAcquire(&tag, ShareLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
@@ -487,7 +595,7 @@ okno_wait(PG_FUNCTION_ARGS)
 
 	if (LockTimeout > 0)
 		enable_timeout_after(LOCK_TIMEOUT, LockTimeout);
-	woken = wait_for_event(timeout_ms);
+	woken = wait_for_event(timeout_ms, name);
 	if (LockTimeout > 0)
 		disable_timeout(LOCK_TIMEOUT, false);
 	release_wait_tag();

@@ -12,7 +12,7 @@ CREATE EXTENSION IF NOT EXISTS btree_gist;
 CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 
-SELECT plan(319);
+SELECT plan(322);
 
 -- tables
 SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_adoption', 'okno_discarded',
@@ -177,6 +177,10 @@ SELECT is((SELECT p.prokind::text FROM pg_proc p WHERE p.oid = 'okno_tap.okno_wa
     'p', 'okno_wait is a procedure');
 SELECT isnt_definer('okno_tap', 'okno_wait', ARRAY['integer', 'boolean'], 'okno_wait is SECURITY INVOKER');
 SELECT function_lang_is('okno_tap', 'okno_wait', ARRAY['integer', 'boolean'], 'c', 'okno_wait is written in C');
+SELECT has_function('okno_tap', 'okno_wait', ARRAY['integer', 'boolean', 'text'], 'okno_wait(integer, boolean, text) exists (a subscriber''s wait)');
+SELECT is((SELECT p.prokind::text FROM pg_proc p WHERE p.oid = 'okno_tap.okno_wait(integer, boolean, text)'::regprocedure),
+    'p', 'okno_wait(integer, boolean, text) is a procedure');
+SELECT isnt_definer('okno_tap', 'okno_wait', ARRAY['integer', 'boolean', 'text'], 'okno_wait(integer, boolean, text) is SECURITY INVOKER');
 SELECT has_function('okno_tap', 'okno_verify', ARRAY[]::name[], 'okno_verify() exists');
 SELECT function_returns('okno_tap', 'okno_verify', ARRAY[]::name[], 'setof record', 'okno_verify returns a set');
 SELECT is(pg_get_function_result('okno_tap.okno_verify()'::regprocedure), 'TABLE(problem text, detail text)', 'okno_verify returns (problem, detail)');

@@ -71,6 +71,8 @@ check "then notify gets each of the 25 events exactly once" \
 	"25/25" "$(lines "$work/notify.log")/$(sort -u "$work/notify.log" | wc -l | tr -d ' ')"
 check "each booking's creation before its cancellation" "" \
 	"$(for b in 1 2 3 4 5; do grep -n " $b\$" "$work/notify.log" | cut -d: -f1 | paste -sd' ' | awk -v b=$b '{ if (!($1 < $2)) print b }'; done)"
+server_waits() { [ "$(q "$db" "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CALL %okno_wait(%, NULL, %' AND wait_event_type = 'Extension'")" -ge 2 ]; }
+check_true "both relays wait in the server, each for its subscriber" wait_until 10 server_waits
 book "$db" 21 1
 wait_until 10 at_least 26 "$work/journal.log"
 wait_until 10 at_least 26 "$work/notify.log"

@@ -5,7 +5,9 @@
 # while COMMIT PREPARED does.  The events an open drain holds are due for
 # nobody else until it rolls back.  While it waits, the waiting backend has no
 # xmin and no xid.  pg_cancel_backend and pg_terminate_backend end the wait,
-# and no lock of okno's stays behind.  (Waits that need no second session:
+# and no lock of okno's stays behind.  A subscriber's wait (okno_wait(ms,
+# NULL, subscriber)) is woken by the commit of an event it has not copied,
+# and held while a drain of it copies.  (Waits that need no second session:
 # test/specs/wait_wake.spec and test/sql/wait.sql.)
 #
 # Runs against the throwaway cluster of tools/run (PGHOST, PGPORT, PGUSER);
@@ -37,10 +39,11 @@ writer_sync() {	# wait until the writer has run everything sent so far
 	wait_until 10 grep -q "^sync$n\$" "$work/writer.out"
 }
 
-# start_wait NAME MS: CALL okno_wait(MS) in the background
+# start_wait NAME MS [SUBSCRIBER]: CALL okno_wait(MS) in the background
+# (CALL okno_wait(MS, NULL, SUBSCRIBER) for a subscriber)
 start_wait() {
 	rm -f "$work/$1.out"
-	( s=$(now_ms); "$PGBIN/psql" -X -q -At -d "$db" -c "CALL okno_wait($2)" >"$work/$1.out" 2>&1
+	( s=$(now_ms); "$PGBIN/psql" -X -q -At -d "$db" -c "CALL okno_wait($2${3:+, NULL, '$3'})" >"$work/$1.out" 2>&1
 	  echo "elapsed $(( $(now_ms) - s ))" >>"$work/$1.out" ) &
 	eval "${1}_pid=$!"
 	PIDS+=($!)
@@ -141,5 +144,33 @@ q "$db" "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE
 check_true "pg_terminate_backend ends the wait" wait_until 10 finished y
 check_true "with the terminate error" grep -q "terminating connection due to administrator command" "$work/y.out"
 check_true "no lock of okno's wait stays" wait_until 10 test "$(locks)" = 0
+# 8. a subscriber's wait (0.5.0): the commit of an event it has not copied
+# wakes it; while a drain of the subscriber copies (its transaction open),
+# the new events are that drain's, and its rollback makes them due again
+q "$db" "SELECT okno_subscribe('journal')" >/dev/null
+writer_create
+writer_sync
+start_wait s 60000 journal
+check_true "a session waits for subscriber journal" wait_until 10 waiting
+writer "COMMIT;"
+check_true "the commit ends the subscriber's wait" wait_until 10 finished s
+check "the wait says woken" "t" "$(result s)"
+writer "BEGIN; SELECT count(*) AS copying FROM okno_drain(10, 'journal');"
+writer_sync
+start_wait s2 1500 journal
+check_true "a session waits while a drain of journal copies" wait_until 10 waiting
+check_true "the wait ends" wait_until 10 finished s2
+check "events a copying drain holds do not end the wait" "f" "$(result s2)"
+start_wait s3 60000 journal
+check_true "a session waits" wait_until 10 waiting
+writer "ROLLBACK;"
+check_true "the copying drain's rollback ends the wait" wait_until 10 finished s3
+check "the wait says woken" "t" "$(result s3)"
+q "$db" "SELECT count(*) FROM okno_drain(1000, 'journal')" >/dev/null
+start_wait s4 300 journal
+check_true "the wait ends" wait_until 10 finished s4
+check "with everything delivered, the subscriber's wait times out" "f" "$(result s4)"
+check_true "no lock of okno's wait stays" wait_until 10 test "$(locks)" = 0
+
 check "the writer saw no error" "" "$(grep -E 'ERROR|FATAL' "$work/writer.out")"
 exec 7>&-

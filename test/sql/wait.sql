@@ -112,6 +112,49 @@ CALL okno_wait(0);
 RESET ROLE;
 GRANT SELECT (xmax) ON outbox TO regress_okno_wait_relay;
 \set SHOW_CONTEXT errors
+-- a subscriber's wait (0.5.0): CALL okno_wait(ms, NULL, subscriber)
+UPDATE outbox SET delivered_at = now();
+CALL okno_wait(0, NULL, 'nobody');
+CALL okno_wait(0, NULL, 'No Such');
+CALL okno_wait(0, NULL, NULL);
+CALL okno_wait(0, NULL, 'default');
+SELECT okno_subscribe('journal') AS journal;
+CALL okno_wait(0, NULL, 'journal');
+-- an event it has not copied: due (the default subscriber's too)
+SELECT okno_create_booking(1, 'k2', jsonb_build_object('resource_id', 1,
+         'starts_at', '2034-01-02T10:00:00Z', 'ends_at', '2034-01-02T11:00:00Z')) ->> 'status' AS status;
+CALL okno_wait(600000, NULL, 'journal');
+CALL okno_wait(0);
+-- copied and delivered: nothing for it; the default subscriber's is still due
+SELECT kind FROM okno_drain(10, 'journal');
+CALL okno_wait(0, NULL, 'journal');
+CALL okno_wait(0, NULL, 'default');
+-- a failure delays it (not due), a requeue makes it due
+SELECT attempts FROM okno_record_failure((SELECT id FROM outbox WHERE payload ->> 'booking_id' = '2'), 'down', 'journal');
+CALL okno_wait(0, NULL, 'journal');
+SELECT okno_requeue((SELECT id FROM outbox WHERE payload ->> 'booking_id' = '2'), 'journal') AS requeued;
+CALL okno_wait(0, NULL, 'journal');
+-- handed out (the drain's transaction committed): not due; released: due
+SELECT kind FROM okno_drain(10, 'journal');
+CALL okno_wait(0, NULL, 'journal');
+SELECT okno_release((SELECT id FROM outbox WHERE payload ->> 'booking_id' = '2'), 'journal') AS released;
+CALL okno_wait(0, NULL, 'journal');
+-- its relay's privileges: SELECT on its state and outbox.created_xid
+GRANT SELECT (xmax) ON outbox TO regress_okno_wait_relay;
+\set SHOW_CONTEXT never
+SET ROLE regress_okno_wait_relay;
+CALL okno_wait(0, NULL, 'journal');
+RESET ROLE;
+GRANT SELECT ON okno_subscriber, okno_delivery TO regress_okno_wait_relay;
+SET ROLE regress_okno_wait_relay;
+CALL okno_wait(0, NULL, 'journal');
+RESET ROLE;
+GRANT SELECT (created_xid) ON outbox TO regress_okno_wait_relay;
+SET ROLE regress_okno_wait_relay;
+CALL okno_wait(0, NULL, 'journal');
+RESET ROLE;
+\set SHOW_CONTEXT errors
+SELECT count(*) AS okno_wait_locks FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 4;
 DROP OWNED BY regress_okno_wait_relay;
 DROP ROLE regress_okno_wait_relay;
 DROP ROLE regress_okno_wait_nobody;
