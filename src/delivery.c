@@ -90,9 +90,7 @@
 
 /* an event of a transaction that s.c sees finished and s.l did not */
 #define OKNO_SQL_NEW_EVENT(e) \
-	" " e ".created_xid OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmin(s.l)" \
-	" AND pg_catalog.pg_visible_in_snapshot(" e ".created_xid, s.c)" \
-	" AND NOT pg_catalog.pg_visible_in_snapshot(" e ".created_xid, s.l)" \
+	OKNO_SQL_NOT_COPIED(e, "s.l", "s.c") \
 	" AND " e ".created_xid IS DISTINCT FROM $4"
 
 /* the subscriber's row, locked unless another drain has it */

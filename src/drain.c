@@ -69,7 +69,6 @@
 #include "utils/tuplestore.h"
 
 #include "access/xact.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "utils/acl.h"
 #include "utils/fmgrprotos.h"
@@ -317,9 +316,7 @@ run_drain(ReturnSetInfo *rsinfo, OknoPlan *plan, int32 max_events,
 static Oid
 hint_sequence(void)
 {
-	Oid			nsp = get_namespace_oid(okno_schema_name(), false);
-
-	return get_relname_relid(OKNO_DRAIN_HINT_SEQUENCE, nsp);
+	return okno_relid_by_name(OKNO_DRAIN_HINT_SEQUENCE);
 }
 
 /* switch to the hint sequence's owner; returns false if it has vanished */

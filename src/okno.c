@@ -31,6 +31,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
@@ -225,6 +226,18 @@ okno_schema_name(void)
 {
 	okno_ensure_cache();
 	return cache_schema_raw;
+}
+
+/*
+ * The OID of okno's relation relname (InvalidOid if it does not exist),
+ * looked up by name each time (a syscache probe), not cached: for the
+ * relations an older okno lacks, and those whose frequent changes would
+ * make every kept plan prepared again if they were cached.
+ */
+Oid
+okno_relid_by_name(const char *relname)
+{
+	return get_relname_relid(relname, get_namespace_oid(okno_schema_name(), false));
 }
 
 /*

@@ -92,6 +92,7 @@ typedef enum OknoRel
 /* okno.c */
 extern const char *okno_schema_name(void);
 extern Oid	okno_relid(OknoRel rel);
+extern Oid	okno_relid_by_name(const char *relname);
 extern uint64 okno_cache_generation(void);
 extern SPIPlanPtr okno_plan(OknoPlan *p);
 extern void okno_spi_connect(void);
@@ -151,6 +152,16 @@ extern void okno_handout_watch(FunctionCallInfo fcinfo, const char *fname, uint6
 	"     AND q.event_id OPERATOR(pg_catalog.<>) " p ".event_id" \
 	"     AND" OKNO_SQL_EARLIER("q.event_id", p ".event_id") \
 	"   LIMIT 1) IS NULL)"
+
+/*
+ * Event e was written by a transaction that snapshot cur sees finished and
+ * the subscriber's stored snapshot did not: the subscriber has not copied
+ * it yet (delivery.c's copy, wait.c's check)
+ */
+#define OKNO_SQL_NOT_COPIED(e, stored, cur) \
+	" " e ".created_xid OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmin(" stored ")" \
+	" AND pg_catalog.pg_visible_in_snapshot(" e ".created_xid, " cur ")" \
+	" AND NOT pg_catalog.pg_visible_in_snapshot(" e ".created_xid, " stored ")"
 
 /* drain.c */
 extern void okno_drain_init(void);

@@ -43,7 +43,6 @@
 #include "access/tableam.h"
 #include "access/transam.h"
 #include "access/xlog.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
@@ -199,16 +198,14 @@ oldest_open_transaction(void)
 }
 
 /*
- * okno_subscriber's OID (InvalidOid before okno 0.5.0), looked up by name:
- * its rows change with every subscriber's drain, and the OIDs that okno.c
- * caches make every kept plan prepared again when their relation changes.
+ * okno_subscriber's OID (InvalidOid before okno 0.5.0), not cached: its rows
+ * change with every subscriber's drain, and the OIDs that okno.c caches make
+ * every kept plan prepared again when their relation changes.
  */
 static Oid
 subscriber_table(void)
 {
-	Oid			nsp = get_namespace_oid(okno_schema_name(), false);
-
-	return get_relname_relid(OKNO_SUBSCRIBER_TABLE, nsp);
+	return okno_relid_by_name(OKNO_SUBSCRIBER_TABLE);
 }
 
 /*
@@ -247,7 +244,7 @@ okno_subscriber_horizon(FullTransactionId *horizon)
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	slot = table_slot_create(rel, NULL);
 	scan = table_beginscan(rel, snapshot, 0, NULL);
-	while (bounded && table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
 		Datum		d;
 		bool		isnull;

@@ -137,9 +137,7 @@ static OknoPlan subscriber_new_plan = {
 	.sql =
 	"SELECT u.xmax, u.copied_system OPERATOR(pg_catalog.<>) $2"
 	"       OR (SELECT e.created_xid FROM %1$s.outbox AS e"
-	"            WHERE e.created_xid OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmin(u.copied_snapshot)"
-	"              AND pg_catalog.pg_visible_in_snapshot(e.created_xid, pg_catalog.pg_current_snapshot())"
-	"              AND NOT pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot)"
+	"            WHERE" OKNO_SQL_NOT_COPIED("e", "u.copied_snapshot", "pg_catalog.pg_current_snapshot()")
 	"            ORDER BY e.created_xid LIMIT 1) IS NOT NULL"
 	"  FROM %1$s.okno_subscriber AS u WHERE u.name OPERATOR(pg_catalog.=) $1",
 	.nargs = 2,
