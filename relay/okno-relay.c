@@ -1015,7 +1015,7 @@ setup_session(void)
 		char		outbox[600];
 		char		delivery[600];
 		char		subscribers[600];
-		const char *params[4];
+		const char *params[5];
 		const char *how;
 
 		/*
@@ -1031,19 +1031,18 @@ setup_session(void)
 		params[1] = outbox;
 		params[2] = delivery;
 		params[3] = subscribers;
+		params[4] = opts.subscriber != NULL ? "t" : "f";
 		res = PQexecParams(conn,
-						   opts.subscriber == NULL ?
 						   "SELECT CASE WHEN pg_catalog.to_regprocedure($1) IS NULL THEN 'missing'"
 						   " WHEN NOT pg_catalog.has_function_privilege(pg_catalog.to_regprocedure($1), 'EXECUTE')"
-						   "   OR NOT pg_catalog.has_column_privilege($2, 'xmax', 'SELECT') THEN 'denied'"
-						   " ELSE 'ok' END" :
-						   "SELECT CASE WHEN pg_catalog.to_regprocedure($1) IS NULL THEN 'missing'"
-						   " WHEN NOT pg_catalog.has_function_privilege(pg_catalog.to_regprocedure($1), 'EXECUTE')"
-						   "   OR NOT pg_catalog.has_column_privilege($2, 'created_xid', 'SELECT')"
-						   "   OR NOT pg_catalog.has_table_privilege($3, 'SELECT')"
-						   "   OR NOT pg_catalog.has_table_privilege($4, 'SELECT') THEN 'denied'"
+						   "   OR CASE WHEN $5::pg_catalog.bool"
+						   "      THEN NOT pg_catalog.has_column_privilege($2, 'created_xid', 'SELECT')"
+						   "        OR NOT pg_catalog.has_table_privilege($3, 'SELECT')"
+						   "        OR NOT pg_catalog.has_table_privilege($4, 'SELECT')"
+						   "      ELSE NOT pg_catalog.has_column_privilege($2, 'xmax', 'SELECT') END"
+						   "   THEN 'denied'"
 						   " ELSE 'ok' END",
-						   opts.subscriber == NULL ? 2 : 4, NULL, params, NULL, NULL, 0);
+						   5, NULL, params, NULL, NULL, 0);
 		if ((st = check_result(res, PGRES_TUPLES_OK, "looking up okno_wait")) != SQL_OK)
 		{
 			free(wait_args);

@@ -334,13 +334,13 @@ scan_due(OknoPlan *plan, Datum arg)
 }
 
 /*
- * Whether the subscriber (not the default one, name a text Datum) has new
+ * Whether the subscriber name (not the default one) has new
  * events to copy: OUTBOX_DUE, or OUTBOX_HELD while a drain that is copying
  * holds its row.  A subscriber removed meanwhile is OUTBOX_DUE: the
  * caller's next drain reports it.
  */
 static OutboxState
-scan_new(Datum name)
+scan_new(text *name)
 {
 	Datum		args[2];
 	bool		isnull;
@@ -348,7 +348,7 @@ scan_new(Datum name)
 	TransactionId xmax;
 	int			rc;
 
-	args[0] = name;
+	args[0] = PointerGetDatum(name);
 	args[1] = Int64GetDatum((int64) GetSystemIdentifier());
 	rc = SPI_execute_plan(okno_plan(&subscriber_new_plan), args, NULL, false, 1);
 	okno_check_spi(rc, SPI_OK_SELECT, "subscriber wait check");
@@ -369,7 +369,7 @@ scan_new(Datum name)
  * snapshot of its own, as the comment of scan_due says.
  */
 static OutboxState
-check_outbox(Datum name, TimestampTz *next_due)
+check_outbox(text *name, TimestampTz *next_due)
 {
 	pg_uuid_t	lower;
 	OutboxState state;
@@ -379,10 +379,10 @@ check_outbox(Datum name, TimestampTz *next_due)
 
 	*next_due = 0;
 
-	if (name != (Datum) 0)
+	if (name != NULL)
 	{
 		/* a subscriber's own rows, then what it has not copied */
-		state = scan_due(&subscriber_due_plan, name);
+		state = scan_due(&subscriber_due_plan, PointerGetDatum(name));
 		if (state != OUTBOX_DUE)
 		{
 			OutboxState copy = scan_new(name);
@@ -412,8 +412,11 @@ check_outbox(Datum name, TimestampTz *next_due)
 
 	if (state != OUTBOX_DUE)
 	{
-		if (name != (Datum) 0)
-			rc = SPI_execute_plan(okno_plan(&subscriber_next_due_plan), &name, NULL, false, 1);
+		if (name != NULL)
+		{
+			value = PointerGetDatum(name);
+			rc = SPI_execute_plan(okno_plan(&subscriber_next_due_plan), &value, NULL, false, 1);
+		}
 		else
 			rc = SPI_execute_plan(okno_plan(&next_due_plan), NULL, NULL, false, 1);
 		okno_check_spi(rc, SPI_OK_SELECT, "outbox wait check");
@@ -446,12 +449,12 @@ ms_until(TimestampTz now, TimestampTz then)
 }
 
 /*
- * Wait until an event is due for the subscriber name (a text Datum; 0 for
- * the default one) or the timeout passes; true for the former.  The caller
+ * Wait until an event is due for the subscriber name (NULL for the default
+ * one) or the timeout passes; true for the former.  The caller
  * holds the waiters' tag.
  */
 static bool
-wait_for_event(int32 timeout_ms, Datum name)
+wait_for_event(int32 timeout_ms, text *name)
 {
 	TimestampTz end;
 	TimestampTz next_due;
@@ -549,7 +552,7 @@ okno_wait(PG_FUNCTION_ARGS)
 	LOCKTAG		tag;
 	TupleDesc	tupdesc;
 	Datum		value;
-	Datum		name = (Datum) 0;
+	text	   *name = NULL;
 	bool		isnull = false;
 
 	if (call == NULL || !IsA(call, CallContext) || call->atomic)
@@ -583,7 +586,7 @@ okno_wait(PG_FUNCTION_ARGS)
 		char	   *subscriber = okno_subscriber_of(fcinfo, 2, "okno_wait()");
 
 		if (subscriber != NULL)
-			name = CStringGetTextDatum(subscriber);
+			name = cstring_to_text(subscriber);
 	}
 
 	okno_wait_tag(&tag, OKNO_WAIT_TAG_WAITERS);
