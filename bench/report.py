@@ -185,6 +185,8 @@ class Run:
         # scenario 6: part variant rep events seconds; and cpu.tsv's s6
         self.s6 = self.rows("s6.tsv")
         self.s6_cpu = {lv: self.cpu_net("s6", lv) for lv in ("none", "three")}
+        # scenario 7: variant rep events transactions tps
+        self.s7 = self.rows("s7.tsv")
 
     def s6_cpu_pairs(self):
         """scenario 6's create CPU with three subscribers ÷ with none, per repetition"""
@@ -204,6 +206,11 @@ class Run:
         """scenario 6's events/s of each repetition of a drain"""
         return [int(ev) / float(sec) for p, v, _rep, ev, sec in self.s6
                 if p == part and v == variant and sec and float(sec) > 0]
+
+    def s7_rates(self, variant):
+        """scenario 7's events/s of each repetition of a drain (pgbench's rate)"""
+        return [int(ev) * float(tps) / int(tx) for v, _rep, ev, tx, tps in self.s7
+                if v == variant and int(tx) > 0]
 
     def rows(self, name):
         path = os.path.join(self.d, name)
@@ -942,6 +949,32 @@ if R.s6:
         c = R.s6_cpu[lv].get("okno", ([], []))[0]
         if c:
             w(f"- create CPU per call, {label}: {stat(c)} µs")
+    w("")
+
+if R.s7:
+    w("## 7. What writing delivered_at costs")
+    w("")
+    w("The contract keeps `outbox.delivered_at`: a drain writes every event it hands out, where PgQ's "
+      "batch read writes nothing per event. Beside the default subscriber's `okno_drain(1000)` and "
+      "PgQ, two lower bounds of any drain that marks each event delivered: the smallest statement "
+      "that hands out 1000 due events from a cursor and marks them (`bench/pgbench/bound_outbox.sql`, "
+      "on okno's outbox, no order per booking), and the same statement on a copy of the outbox with "
+      "only its primary key and fillfactor 50, where every update is HOT (`bound_hot.sql`). Each "
+      "drains the same number of events (as scenario 3's fill), 1 client, sync on, alternated; "
+      "events/s from pgbench's rate for all four. PgQ's tables are never vacuumed or analyzed in "
+      "the bench, so its planner goes by their size (`tools/bench`, vacuum_analyze).")
+    w("")
+    w("| drain | events/s per repetition | median | ÷ PgQ |")
+    w("|---|---|---:|---:|")
+    pq7 = med(R.s7_rates("pgq_batch"))
+    for v, label in (("drain_1000", "okno_drain(1000), the default subscriber, in order per booking"),
+                     ("bound_outbox", "lower bound: one statement, no order, okno's indexes"),
+                     ("bound_hot", "lower bound: one statement, every update HOT, no other index"),
+                     ("pgq_batch", "PgQ batch read")):
+        xs = R.s7_rates(v)
+        if xs:
+            w(f"| {label} | {', '.join(fmt(x, 0) for x in xs)} | {fmt(med(xs), 0)} | "
+              f"{fmt(ratio(med(xs), pq7))} |")
     w("")
 
 w("## Plot")

@@ -294,3 +294,22 @@ BEGIN
   UPDATE public.okno_subscriber SET copied_snapshot = pg_current_snapshot() WHERE name = 's1';
   COMMIT;
 END $$;
+
+-- ---------------------------------------------------------------------
+-- Scenario 7: what writing delivered_at costs.  A copy of the outbox's
+-- columns with only a primary key, and room on every page (fillfactor
+-- 50), where marking an event delivered is a HOT update.
+CREATE TABLE bench.hot_outbox (LIKE public.outbox INCLUDING DEFAULTS, PRIMARY KEY (id))
+  WITH (fillfactor = 50);
+
+-- n pending events (as outbox_fill writes them) in the outbox, or in
+-- bench.hot_outbox (hot)
+CREATE PROCEDURE bench.bound_fill(n integer, hot boolean) LANGUAGE plpgsql AS $$
+BEGIN
+  TRUNCATE public.outbox, bench.hot_outbox;
+  PERFORM bench.outbox_fill(n);
+  IF hot THEN
+    INSERT INTO bench.hot_outbox SELECT * FROM public.outbox;
+    TRUNCATE public.outbox;
+  END IF;
+END $$;
