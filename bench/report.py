@@ -956,12 +956,14 @@ if R.s7:
     w("")
     w("The contract keeps `outbox.delivered_at`: a drain writes every event it hands out, where PgQ's "
       "batch read writes nothing per event. Beside the default subscriber's `okno_drain(1000)` and "
-      "PgQ, two lower bounds of any drain that marks each event delivered: the smallest statement "
+      "PgQ: two lower bounds of any drain that marks each event delivered, the smallest statement "
       "that hands out 1000 due events from a cursor and marks them (`bench/pgbench/bound_outbox.sql`, "
-      "on okno's outbox, no order per booking), and the same statement on a copy of the outbox with "
-      "only its primary key and fillfactor 50, where every update is HOT (`bound_hot.sql`). Each "
+      "on okno's outbox, no order per booking) and the same statement on a copy of the outbox with "
+      "only its primary key and fillfactor 50, where every update is HOT (`bound_hot.sql`); and a "
+      "layout in which delivering is a HOT update: that copy, with the pending events' ids in a "
+      "table of their own that the drain deletes from (`bound_pending.sql`). Each "
       "drains the same number of events (as scenario 3's fill), 1 client, sync on, alternated; "
-      "events/s from pgbench's rate for all four. PgQ's tables are never vacuumed or analyzed in "
+      "events/s from pgbench's rate for all. PgQ's tables are never vacuumed or analyzed in "
       "the bench, so its planner goes by their size (`tools/bench`, vacuum_analyze).")
     w("")
     w("| drain | events/s per repetition | median | ÷ PgQ |")
@@ -970,6 +972,7 @@ if R.s7:
     for v, label in (("drain_1000", "okno_drain(1000), the default subscriber, in order per booking"),
                      ("bound_outbox", "lower bound: one statement, no order, okno's indexes"),
                      ("bound_hot", "lower bound: one statement, every update HOT, no other index"),
+                     ("bound_pending", "HOT layout: pending ids in a table of their own, deleted at delivery"),
                      ("pgq_batch", "PgQ batch read")):
         xs = R.s7_rates(v)
         if xs:

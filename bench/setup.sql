@@ -298,18 +298,25 @@ END $$;
 -- ---------------------------------------------------------------------
 -- Scenario 7: what writing delivered_at costs.  A copy of the outbox's
 -- columns with only a primary key, and room on every page (fillfactor
--- 50), where marking an event delivered is a HOT update.
+-- 50), where marking an event delivered is a HOT update; and for the
+-- second layout a table of the pending events' ids beside it, which a
+-- drain deletes from.
 CREATE TABLE bench.hot_outbox (LIKE public.outbox INCLUDING DEFAULTS, PRIMARY KEY (id))
   WITH (fillfactor = 50);
+CREATE TABLE bench.hot_pending (id uuid PRIMARY KEY);
 
--- n pending events (as outbox_fill writes them) in the outbox, or in
--- bench.hot_outbox (hot)
-CREATE PROCEDURE bench.bound_fill(n integer, hot boolean) LANGUAGE plpgsql AS $$
+-- n pending events (as outbox_fill writes them) in the outbox (layout
+-- 'outbox'), in bench.hot_outbox ('hot'), or there with their ids in
+-- bench.hot_pending ('pending')
+CREATE PROCEDURE bench.bound_fill(n integer, layout text) LANGUAGE plpgsql AS $$
 BEGIN
-  TRUNCATE public.outbox, bench.hot_outbox;
+  TRUNCATE public.outbox, bench.hot_outbox, bench.hot_pending;
   PERFORM bench.outbox_fill(n);
-  IF hot THEN
+  IF layout IN ('hot', 'pending') THEN
     INSERT INTO bench.hot_outbox SELECT * FROM public.outbox;
     TRUNCATE public.outbox;
+  END IF;
+  IF layout = 'pending' THEN
+    INSERT INTO bench.hot_pending SELECT id FROM bench.hot_outbox;
   END IF;
 END $$;
