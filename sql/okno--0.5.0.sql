@@ -956,9 +956,11 @@ GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_discard
 -- 0.5.0: subscribers.  Each has its own delivery state: okno_drain with a
 -- subscriber copies the events committed since its last look (judged by
 -- the transaction that wrote them, outbox.created_xid, against the
--- snapshot it took then, as PgQ's consumers read their batches) into
--- okno_delivery, and hands them out from there.  The default subscriber
--- keeps its state in outbox itself.
+-- snapshot it took then, as PgQ's consumers read their batches), hands out
+-- at once those that nothing holds back, and keeps a row of okno_delivery
+-- for each of the others (and for those that fail later), from which it
+-- hands them out.  The default subscriber keeps its state in outbox
+-- itself.
 CREATE TABLE @extschema@.okno_subscriber (
     name text NOT NULL,
     subscribed_at timestamptz NOT NULL,
@@ -993,8 +995,8 @@ CREATE TABLE @extschema@.okno_delivery (
     CONSTRAINT okno_delivery_pkey PRIMARY KEY (subscriber, event_id),
     CONSTRAINT okno_delivery_attempts_check CHECK (attempts OPERATOR(pg_catalog.>=) 0)
 );
--- the same partial indexes as outbox's, per subscriber: rows copied and
--- handed out at once never enter them
+-- the same partial indexes as outbox's, per subscriber: delivered rows
+-- leave them
 CREATE INDEX okno_delivery_pending ON @extschema@.okno_delivery (subscriber, event_id) INCLUDE (available_at)
     WHERE delivered_at IS NULL AND parked_at IS NULL;
 CREATE INDEX okno_delivery_parked ON @extschema@.okno_delivery (subscriber, event_id)
@@ -1002,7 +1004,7 @@ CREATE INDEX okno_delivery_parked ON @extschema@.okno_delivery (subscriber, even
 CREATE INDEX okno_delivery_order ON @extschema@.okno_delivery (subscriber, booking, event_id)
     WHERE delivered_at IS NULL;
 COMMENT ON TABLE @extschema@.okno_delivery IS
-'each subscriber''s delivery state of the events it has copied: delivered, pending, retried or parked';
+'each subscriber''s delivery state of the copied events it was not handed at once: pending, held back, retried, parked, or delivered since';
 GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_delivery
     TO @extowner@ WITH GRANT OPTION;
 

@@ -4,12 +4,14 @@
  *	  Hand events to a subscriber other than the default one:
  *	  okno_drain(max_events, subscriber), okno_drain_once(subscriber).
  *
- * A subscriber's delivery state is a row of okno_delivery per event it has
- * copied (delivered_at, attempts, available_at, parked_at, as outbox has
- * for the default subscriber), and its position is a snapshot,
- * okno_subscriber.copied_snapshot: every event whose writing transaction
- * that snapshot sees as finished is copied (or came before the
- * subscription).  A drain
+ * A subscriber's position is a snapshot, okno_subscriber.copied_snapshot:
+ * every event whose writing transaction that snapshot sees as finished is
+ * copied (or came before the subscription).  An event that a drain hands
+ * out as it copies it is delivered and leaves no row; every other copied
+ * event has a row of okno_delivery (delivered_at, attempts, available_at,
+ * parked_at, as outbox has for the default subscriber) from the copy on:
+ * one held back, and later one that failed, was released or parked.  A
+ * drain
  *
  *	 1. locks the subscriber's row (FOR UPDATE SKIP LOCKED);
  *	 2. hands out the subscriber's due rows of okno_delivery (retries,
@@ -21,8 +23,8 @@
  *		snapshot's xmin and the new one's xmax, on the index
  *		outbox_created_xid), about as many as there is room for, by whole
  *		transactions in xid order; hands out at once those that nothing
- *		holds back, stores the rest as pending, and stores the new
- *		snapshot, cut where the copy stopped.
+ *		holds back, stores a pending row for each of the rest, and stores
+ *		the new snapshot, cut where the copy stopped.
  *
  * Events are copied by the commit of their transaction, not by their id:
  * an event written by a transaction that is still open is copied by the
@@ -30,9 +32,11 @@
  * with ids that are not time-ordered are no different.  Only one drain at a
  * time copies for a subscriber (the row lock); a competing drain of the
  * same subscriber skips step 3 and takes only rows already copied.  So
- * creating an event costs nothing per subscriber: it costs at drain time,
- * one row of okno_delivery per event and subscriber, written already
- * delivered when the drain hands the event out at once.
+ * creating an event costs nothing per subscriber, and delivering one that
+ * nothing holds back writes nothing per event either: the copy's new
+ * snapshot is the record.  okno_record_failure and okno_release with a
+ * subscriber write the row of such an event when they are called for it
+ * (failure.c).
  *
  * Order per booking is the default subscriber's rule over okno_delivery: an
  * event is held back while an earlier event of its booking is undelivered
@@ -46,11 +50,15 @@
  * xids are those of the cluster: a dump restored into another cluster
  * brings snapshots whose xids mean nothing there.  okno_subscriber keeps the
  * system identifier of the cluster its snapshot was taken in; when it is not
- * this cluster's, the first drain copies every event since the
+ * this cluster's, the first drain copies, as pending, every event since the
  * subscription began (okno_subscriber.since, by created_at) that has no
- * okno_delivery row yet, as pending, and takes a snapshot of this cluster.
- * Events that the subscriber had copied keep their state; nothing it had
- * not copied is lost.
+ * okno_delivery row and that the stored snapshot had not copied: one whose
+ * transaction (an xid of the same other cluster, as created_xid is in
+ * the restored rows) the stored snapshot does not see finished, or one
+ * that began after the last copy there (okno_subscriber.copied_at), which
+ * every event written in this cluster did; then it takes a snapshot of
+ * this cluster.  Events that the subscriber had copied keep their state;
+ * nothing it had not copied is lost.
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -146,8 +154,8 @@ static OknoPlan cut_plan = {
  * Step 3: copy the events committed since the stored snapshot, hand out up
  * to $2 of them that nothing holds back (not held by an undelivered row of
  * their booking, nor by the booking of one this batch handed out in step 2,
- * $3, nor by an earlier new event of their booking), store the new
- * snapshot.
+ * $3, nor by an earlier new event of their booking), store a pending row
+ * for each of the others, store the new snapshot.
  *
  * One copy takes the new events of whole transactions, in xid order, up to
  * about $2 events (more when a single transaction has more): it stops
@@ -192,9 +200,8 @@ static OknoPlan copy_plan = {
 	"        OPERATOR(pg_catalog.<=) $2 AS go"
 	"   FROM h),"
 	" ins AS ("
-	" INSERT INTO %1$s.okno_delivery (subscriber, event_id, booking, first, delivered_at)"
-	" SELECT $1, r.id, r.booking, r.first, CASE WHEN r.go THEN pg_catalog.clock_timestamp() END"
-	"   FROM r),"
+	" INSERT INTO %1$s.okno_delivery (subscriber, event_id, booking, first)"
+	" SELECT $1, r.id, r.booking, r.first FROM r WHERE NOT r.go),"
 	" upd AS ("
 	" UPDATE %1$s.okno_subscriber AS u SET copied_snapshot = " OKNO_SQL_NEW_SNAPSHOT("$4") ","
 	"        copied_at = pg_catalog.now()"
@@ -207,14 +214,21 @@ static OknoPlan copy_plan = {
 
 /*
  * After a restore into another cluster: copy, as pending, every event since
- * the subscription began that the subscriber has no row for, and start
- * again from a snapshot of this cluster ($2: this transaction's xid, $3:
- * this cluster's system identifier).
+ * the subscription began that the subscriber has no row for and had not
+ * copied there, and start again from a snapshot of this cluster ($2: this
+ * transaction's xid, $3: this cluster's system identifier).  An event with
+ * a created_xid that began before the last copy was written in the other
+ * cluster (the restore came after that copy), so its xid and the stored
+ * snapshot are of the same cluster and compare exactly; one that began
+ * after it may be of either, and is copied (at worst a second delivery of
+ * an event of a transaction that began between the last copy's start and
+ * its snapshot).  A NULL created_xid is an event every subscriber had
+ * copied, or one from before 0.5.0.
  */
 static OknoPlan rebase_plan = {
 	.sql =
 	"WITH s AS MATERIALIZED ("
-	" SELECT u.since, pg_catalog.pg_current_snapshot() AS c"
+	" SELECT u.since, u.copied_at, u.copied_snapshot AS l, pg_catalog.pg_current_snapshot() AS c"
 	"   FROM %1$s.okno_subscriber AS u WHERE u.name OPERATOR(pg_catalog.=) $1),"
 	" ins AS ("
 	" INSERT INTO %1$s.okno_delivery (subscriber, event_id, booking, first)"
@@ -223,6 +237,8 @@ static OknoPlan rebase_plan = {
 	"   FROM s, %1$s.outbox AS e"
 	"  WHERE e.created_at OPERATOR(pg_catalog.>=) s.since AND e.created_xid IS NOT NULL"
 	"    AND e.created_xid IS DISTINCT FROM $2"
+	"    AND (e.created_at OPERATOR(pg_catalog.>) s.copied_at"
+	"         OR NOT pg_catalog.pg_visible_in_snapshot(e.created_xid, s.l))"
 	"    AND NOT EXISTS (SELECT FROM %1$s.okno_delivery AS d"
 	"                     WHERE d.subscriber OPERATOR(pg_catalog.=) $1"
 	"                       AND d.event_id OPERATOR(pg_catalog.=) e.id)"

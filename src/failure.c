@@ -25,7 +25,12 @@
  *
  * Each has a form with a subscriber argument (0.5.0) that works on that
  * subscriber's delivery state, okno_delivery, instead ("default": the same
- * as the form without it).
+ * as the form without it).  An event that the subscriber's drain handed out
+ * as it copied it has no row there (delivery.c): okno_record_failure and
+ * okno_release write it first, as delivered, when the subscriber has
+ * copied the event (its snapshot sees the event's transaction finished, or
+ * created_xid is cleared: every subscriber has) and the event began after
+ * the subscription did (okno_subscriber.since).
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -35,6 +40,7 @@
 
 #include <math.h>
 
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "common/pg_prng.h"
 #include "fmgr.h"
@@ -126,6 +132,47 @@ static OknoPlan requeue_delivery_plan = {
 };
 
 /*
+ * The row of an event that subscriber $2 was handed as its drain copied it
+ * (and so has none), as that drain would have written it: delivered.
+ * Nothing for an event the subscriber has not copied, one from before the
+ * subscription, or while its snapshot is of another cluster ($3: this
+ * cluster's system identifier; the next drain copies again what it must).
+ */
+static OknoPlan delivered_row_plan = {
+	.sql =
+	"INSERT INTO %1$s.okno_delivery (subscriber, event_id, booking, first, delivered_at)"
+	" SELECT u.name, e.id, e.payload OPERATOR(pg_catalog.->) 'booking_id',"
+	"        e.kind OPERATOR(pg_catalog.=) 'booking_created', pg_catalog.clock_timestamp()"
+	"   FROM %1$s.okno_subscriber AS u, %1$s.outbox AS e"
+	"  WHERE u.name OPERATOR(pg_catalog.=) $2 AND e.id OPERATOR(pg_catalog.=) $1"
+	"    AND u.copied_system OPERATOR(pg_catalog.=) $3"
+	"    AND e.created_at OPERATOR(pg_catalog.>=) u.since"
+	"    AND (e.created_xid IS NULL"
+	"         OR pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot))"
+	" ON CONFLICT (subscriber, event_id) DO NOTHING",
+	.nargs = 3,
+	.argtypes = {UUIDOID, TEXTOID, INT8OID}
+};
+
+/*
+ * Write the row of an event that subscriber was handed without one (see
+ * delivered_row_plan); true if it did.
+ */
+static bool
+write_delivered_row(pg_uuid_t *id, const char *subscriber)
+{
+	Datum		values[3];
+	int			rc;
+
+	values[0] = UUIDPGetDatum(id);
+	values[1] = CStringGetTextDatum(subscriber);
+	values[2] = Int64GetDatum((int64) GetSystemIdentifier());
+	rc = SPI_execute_plan(okno_plan(&delivered_row_plan), values, NULL, false, 0);
+	okno_check_spi(rc, SPI_OK_INSERT, "subscriber delivery row");
+	return SPI_processed == 1;
+}
+
+/*
  * The default subscriber's state of an event as a row of okno_delivery:
  * okno_record_failure's result when it is called with "default".
  */
@@ -212,6 +259,10 @@ okno_record_failure(PG_FUNCTION_ARGS)
 	{
 		values[1] = CStringGetTextDatum(subscriber);
 		rc = SPI_execute_plan(okno_plan(&lock_delivery_plan), values, NULL, false, 1);
+		okno_check_spi(rc, SPI_OK_SELECT, "outbox event lock");
+		/* handed out as it was copied: no row yet */
+		if (SPI_processed == 0 && write_delivered_row(id, subscriber))
+			rc = SPI_execute_plan(okno_plan(&lock_delivery_plan), values, NULL, false, 1);
 	}
 	else
 		rc = SPI_execute_plan(okno_plan(&lock_event_plan), values, NULL, false, 1);
@@ -309,6 +360,14 @@ update_event(FunctionCallInfo fcinfo, const char *fname, OknoPlan *plan,
 	rc = SPI_execute_plan(okno_plan(plan), values, NULL, false, 0);
 	okno_check_spi(rc, SPI_OK_UPDATE, what);
 	changed = (SPI_processed > 0);
+	/* a release of an event handed out as it was copied: no row yet */
+	if (!changed && subscriber != NULL && plan == &release_delivery_plan &&
+		write_delivered_row(id, subscriber))
+	{
+		rc = SPI_execute_plan(okno_plan(plan), values, NULL, false, 0);
+		okno_check_spi(rc, SPI_OK_UPDATE, what);
+		changed = (SPI_processed > 0);
+	}
 	okno_spi_finish();
 	if (changed)
 	{

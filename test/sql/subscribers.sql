@@ -72,6 +72,8 @@ SELECT pg_temp.ev(kind, payload) FROM okno_drain_once('notify');
 SELECT pg_temp.ev(kind, payload) FROM okno_drain_once('notify');
 SELECT pg_temp.ev(kind, payload) FROM okno_drain_once('notify');
 SELECT pg_temp.ev(kind, payload) FROM okno_drain_once('notify');
+-- an event handed out as it was copied leaves no row: only the three
+-- that were held back at their copy have one
 SELECT count(*) AS states, count(*) FILTER (WHERE delivered_at IS NULL) AS undelivered FROM okno_delivery;
 
 -- failures are the subscriber's own: backoff, then parking; a parked
@@ -110,6 +112,8 @@ SELECT pg_temp.ev(kind, payload) FROM okno_drain(10, 'journal');
 SELECT okno_release(pg_temp.id('booking_created', 5), 'journal') AS released,
        okno_release(pg_temp.id('booking_created', 5), 'journal') AS again,
        okno_release(pg_temp.id('booking_created', 5), 'notify') AS not_copied;
+SELECT regexp_replace(okno_test.err(format('SELECT okno_record_failure(%L, %L, %L)', pg_temp.id('booking_created', 5), 'x', 'notify')),
+                      '[0-9a-f-]{36}', '<id>') AS not_copied;
 COMMIT;
 SELECT pg_temp.ev(kind, payload), attempts FROM okno_drain(10, 'journal');
 -- an event written and drained in one transaction: copied once, after
@@ -130,6 +134,18 @@ SELECT pg_temp.ev(kind, payload) FROM okno_drain(10, 'journal');
 ROLLBACK;
 SELECT pg_temp.ev(kind, payload) FROM okno_drain(10, 'journal');
 SELECT pg_temp.ev(kind, payload) FROM okno_drain(10, 'notify');
+-- an event delivered as it was copied, in a transaction that committed,
+-- has no row; a later failure or release writes it
+SELECT count(*) AS b7_rows FROM okno_delivery WHERE event_id = pg_temp.id('booking_created', 7);
+SELECT subscriber, delivered_at, attempts, last_error, available_at IS NOT NULL AS retry_at, parked_at
+  FROM okno_record_failure(pg_temp.id('booking_created', 7), 'journal down', 'journal');
+SELECT okno_release(pg_temp.id('booking_created', 7), 'notify') AS released,
+       okno_release(pg_temp.id('booking_created', 7), 'notify') AS again;
+SELECT subscriber, delivered_at, attempts FROM okno_delivery
+ WHERE event_id = pg_temp.id('booking_created', 7) ORDER BY subscriber;
+SELECT pg_temp.ev(kind, payload), attempts FROM okno_drain(10, 'notify');
+UPDATE okno_delivery SET available_at = NULL WHERE event_id = pg_temp.id('booking_created', 7);
+SELECT pg_temp.ev(kind, payload), attempts FROM okno_drain(10, 'journal');
 SELECT pg_temp.ev(kind, payload) FROM okno_drain(100) ORDER BY 1;
 
 -- the dead-letter tools per subscriber

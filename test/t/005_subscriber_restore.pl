@@ -7,9 +7,14 @@
 # lower, so that its new events would look old to the restored snapshot).
 # okno_subscriber keeps the system identifier of the snapshot's cluster, and
 # the first drain in the other one copies every event since the
-# subscription that the subscriber has no state for.  So after the restore
-# the subscriber gets the event it had not copied yet and the new one, not
-# those it had delivered, nor the one from before it subscribed.
+# subscription that the subscriber has no state for and had not copied:
+# one whose transaction the restored snapshot does not see finished (an
+# xid of the source, as the restored created_xid is), or one that began
+# after the last copy (every event written in the target).  Events handed
+# out as they were copied have no state.  So after the restore the
+# subscriber gets the events it had not copied yet (one of a transaction
+# that began before the last copy and committed after it) and the new one,
+# not those it had delivered, nor the one from before it subscribed.
 
 use strict;
 use warnings;
@@ -20,6 +25,7 @@ use Test::More;
 
 my $a = PostgreSQL::Test::Cluster->new('source');
 $a->init;
+$a->append_conf('postgresql.conf', 'max_prepared_transactions = 2');
 $a->start;
 
 my $b = PostgreSQL::Test::Cluster->new('target');
@@ -47,11 +53,17 @@ $a->safe_psql('postgres', join('', map { "SELECT pg_current_xact_id();\n" } 1 ..
 $a->safe_psql('postgres', "SELECT okno_subscribe('journal')");
 book($a, 'postgres', 'k1', '11');
 book($a, 'postgres', 'k2', '12');
+# an event of a transaction that begins before the last copy and commits
+# after it (prepared, so that it stays open without a session)
+$a->safe_psql('postgres',
+	"BEGIN; INSERT INTO outbox (id, kind, payload) VALUES (gen_random_uuid(), 'booking_created',"
+	  . " '{\"booking_id\": 40}'); PREPARE TRANSACTION 'late'");
 is( $a->safe_psql(
 		'postgres',
 		"SELECT string_agg(payload ->> 'booking_id', ',' ORDER BY event_id) FROM okno_drain(10, 'journal')"),
 	'2,3',
 	'journal gets the two bookings made after it subscribed');
+$a->safe_psql('postgres', "COMMIT PREPARED 'late'");
 book($a, 'postgres', 'k3', '13');	# not copied when the dump is taken
 
 cmp_ok(
@@ -75,9 +87,10 @@ isnt(
 book($b, 'restored', 'k4', '14');	# written in the target cluster
 is( $b->safe_psql(
 		'restored',
-		"SELECT string_agg(payload ->> 'booking_id', ',' ORDER BY event_id) FROM okno_drain(10, 'journal')"),
-	'4,5',
-	'journal gets the event it had not copied and the new one; not those it had, nor the one from before it subscribed');
+		"SELECT string_agg(payload ->> 'booking_id', ',' ORDER BY (payload ->> 'booking_id')::int)"
+		  . " FROM okno_drain(10, 'journal')"),
+	'4,5,40',
+	'journal gets the events it had not copied and the new one; not those it had, nor the one from before it subscribed');
 is( $b->safe_psql('restored',
 		'SELECT copied_system = system_identifier FROM okno_subscriber, pg_control_system()'),
 	't',
@@ -90,7 +103,12 @@ is( $b->safe_psql(
 	'and it goes on from there');
 is($b->safe_psql('restored', "SELECT count(*) FROM okno_drain(10, 'journal')"),
 	'0', 'each event once');
-is($b->safe_psql('restored', 'SELECT count(*) FROM okno_verify()'),
-	'0', 'okno_verify() is empty');
+# the late event names no booking: the test's own, removed before the check
+$b->safe_psql('restored', q{
+DELETE FROM okno_delivery WHERE event_id IN (SELECT id FROM outbox WHERE payload ->> 'booking_id' = '40');
+DELETE FROM outbox WHERE payload ->> 'booking_id' = '40';
+});
+is($b->safe_psql('restored', q{SELECT string_agg(problem || ': ' || detail, '; ') FROM okno_verify()}),
+	'', 'okno_verify() is empty');
 
 done_testing();
