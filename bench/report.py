@@ -928,10 +928,12 @@ if R.s6:
     w("Three subscribers (`okno_subscribe`), an outbox filled with events in transactions of 1,000 "
       "(every tenth a cancellation of a booking of the same transaction, as scenario 3's fill); each "
       "subscriber in turn, then the default one, drains it all with `okno_drain(1000, subscriber)` "
-      "(1 client, sync on; events/s from the delivery times), and PgQ's batch read drains as many "
-      "events. The create CPU loop of scenario 1 with no subscriber and with three, alternated. "
-      "Then one subscriber alone: its drain on an empty table, and after a history of delivered rows "
-      "(its `okno_delivery` rows and the outbox's).")
+      "(1 client, sync on; events/s: the events pending for it before and not after, as "
+      "`okno_subscribers` counts them, over pgbench's time, as PgQ's), and PgQ's batch read drains "
+      "as many events. The create CPU loop of scenario 1 with no subscriber and with three, "
+      "alternated. Then one subscriber alone: its drain on an empty table, and after a history of "
+      "events it has delivered (the outbox's delivered rows; a subscriber's drain leaves no row of "
+      "`okno_delivery` for an event it hands out as it copies it).")
     w("")
     w("| drain | events/s per repetition | median |")
     w("|---|---|---:|")

@@ -10,8 +10,10 @@
  * out as it copies it is delivered and leaves no row; every other copied
  * event has a row of okno_delivery (delivered_at, attempts, available_at,
  * parked_at, as outbox has for the default subscriber) from the copy on:
- * one held back, and later one that failed, was released or parked.  A
- * drain
+ * one held back, and later one that failed, was released or parked.  When
+ * a drain delivers a row's event, it deletes a row that never failed (no
+ * attempt, no error: there is nothing to keep that no row would not say)
+ * and marks the others delivered.  A drain
  *
  *	 1. locks the subscriber's row (FOR UPDATE SKIP LOCKED);
  *	 2. hands out the subscriber's due rows of okno_delivery (retries,
@@ -110,16 +112,27 @@ static OknoPlan lock_plan = {
 	.argtypes = {TEXTOID}
 };
 
-/* step 2: the due rows of okno_delivery, as drain.c's drain_plan */
+/*
+ * step 2: the due rows of okno_delivery, picked as drain.c's drain_plan
+ * picks from outbox; delivered by deleting a row that never failed, by
+ * setting delivered_at on the others
+ */
 static OknoPlan pick_plan = {
 	.sql =
-	"WITH d AS ("
+	"WITH p AS MATERIALIZED ("
+	" SELECT p.ctid AS t, p.attempts OPERATOR(pg_catalog.=) 0 AND p.last_error IS NULL AS plain"
+	"   FROM %1$s.okno_delivery AS p"
+	"  WHERE" OKNO_SQL_DELIVERY_DUE("p", "$2")
+	"  ORDER BY p.subscriber, p.event_id LIMIT $1 FOR UPDATE SKIP LOCKED),"
+	" x AS ("
+	" DELETE FROM %1$s.okno_delivery AS o"
+	"  WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT p.t FROM p WHERE p.plain))"
+	"  RETURNING o.event_id, o.attempts, o.booking),"
+	" u AS ("
 	" UPDATE %1$s.okno_delivery AS o SET delivered_at = pg_catalog.clock_timestamp()"
-	"  WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
-	"   SELECT p.ctid FROM %1$s.okno_delivery AS p"
-	"    WHERE" OKNO_SQL_DELIVERY_DUE("p", "$2")
-	"    ORDER BY p.subscriber, p.event_id LIMIT $1 FOR UPDATE SKIP LOCKED))"
-	"  RETURNING o.event_id, o.attempts, o.booking)"
+	"  WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT p.t FROM p WHERE NOT p.plain))"
+	"  RETURNING o.event_id, o.attempts, o.booking),"
+	" d AS (SELECT * FROM x UNION ALL SELECT * FROM u)"
 	" SELECT d.event_id, e.kind::pg_catalog.text, e.payload, d.attempts, d.booking"
 	"   FROM d JOIN %1$s.outbox AS e ON e.id OPERATOR(pg_catalog.=) d.event_id"
 	"  ORDER BY d.event_id",

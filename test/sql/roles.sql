@@ -141,7 +141,7 @@ GRANT EXECUTE ON FUNCTION okno_drain(integer, text), okno_drain_once(text),
   TO regress_okno_relay;
 GRANT SELECT (created_xid) ON outbox TO regress_okno_relay;
 GRANT SELECT, UPDATE ON okno_subscriber TO regress_okno_relay;
-GRANT SELECT, INSERT, UPDATE ON okno_delivery TO regress_okno_relay;
+GRANT SELECT, INSERT, UPDATE, DELETE ON okno_delivery TO regress_okno_relay;
 GRANT SELECT ON okno_subscribers TO regress_okno_relay;
 
 -- 3. maintenance: retention and the invariant checker

@@ -72,8 +72,9 @@ SELECT pg_temp.ev(kind, payload) FROM okno_drain_once('notify');
 SELECT pg_temp.ev(kind, payload) FROM okno_drain_once('notify');
 SELECT pg_temp.ev(kind, payload) FROM okno_drain_once('notify');
 SELECT pg_temp.ev(kind, payload) FROM okno_drain_once('notify');
--- an event handed out as it was copied leaves no row: only the three
--- that were held back at their copy have one
+-- an event handed out as it was copied leaves no row; the three that were
+-- held back at their copy had one, deleted when it was delivered (it
+-- never failed)
 SELECT count(*) AS states, count(*) FILTER (WHERE delivered_at IS NULL) AS undelivered FROM okno_delivery;
 
 -- failures are the subscriber's own: backoff, then parking; a parked
@@ -146,6 +147,10 @@ SELECT subscriber, delivered_at, attempts FROM okno_delivery
 SELECT pg_temp.ev(kind, payload), attempts FROM okno_drain(10, 'notify');
 UPDATE okno_delivery SET available_at = NULL WHERE event_id = pg_temp.id('booking_created', 7);
 SELECT pg_temp.ev(kind, payload), attempts FROM okno_drain(10, 'journal');
+-- delivered: the row that never failed (notify's release) is gone, the
+-- failed one stays, delivered, with its attempts and error
+SELECT subscriber, delivered_at IS NOT NULL AS delivered, attempts, last_error FROM okno_delivery
+ WHERE event_id = pg_temp.id('booking_created', 7) ORDER BY subscriber;
 SELECT pg_temp.ev(kind, payload) FROM okno_drain(100) ORDER BY 1;
 
 -- the dead-letter tools per subscriber
