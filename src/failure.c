@@ -137,6 +137,8 @@ static OknoPlan requeue_delivery_plan = {
  * Nothing for an event the subscriber has not copied, one from before the
  * subscription, or while its snapshot is of another cluster ($3: this
  * cluster's system identifier; the next drain copies again what it must).
+ * The subscriber's row is locked (FOR KEY SHARE) so that okno_unsubscribe
+ * waits for this transaction and then removes the row written here.
  */
 static OknoPlan delivered_row_plan = {
 	.sql =
@@ -149,6 +151,7 @@ static OknoPlan delivered_row_plan = {
 	"    AND e.created_at OPERATOR(pg_catalog.>=) u.since"
 	"    AND (e.created_xid IS NULL"
 	"         OR pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot))"
+	"    FOR KEY SHARE OF u"
 	" ON CONFLICT (subscriber, event_id) DO NOTHING",
 	.nargs = 3,
 	.argtypes = {UUIDOID, TEXTOID, INT8OID}

@@ -285,13 +285,23 @@ static OknoPlan subscribe_plan = {
 	.argtypes = {TEXTOID, TIMESTAMPTZOID, INT8OID}
 };
 
+/*
+ * The subscriber's row goes first: that waits for every drain that holds
+ * it (FOR UPDATE) and every failure report that writes a row for it (FOR
+ * KEY SHARE), and keeps new ones from starting.  Its rows of okno_delivery
+ * go next, in the latest snapshot, so that the rows those wrote go too,
+ * whatever the isolation level.
+ */
 static OknoPlan unsubscribe_plan = {
 	.sql =
-	"WITH gone AS (DELETE FROM %1$s.okno_subscriber WHERE name OPERATOR(pg_catalog.=) $1"
-	"  RETURNING name),"
-	" state AS (DELETE FROM %1$s.okno_delivery AS d USING gone"
-	"  WHERE d.subscriber OPERATOR(pg_catalog.=) gone.name)"
-	" SELECT pg_catalog.count(*) FROM gone",
+	"DELETE FROM %1$s.okno_subscriber WHERE name OPERATOR(pg_catalog.=) $1",
+	.nargs = 1,
+	.argtypes = {TEXTOID}
+};
+
+static OknoPlan unsubscribe_state_plan = {
+	.sql =
+	"DELETE FROM %1$s.okno_delivery WHERE subscriber OPERATOR(pg_catalog.=) $1",
 	.nargs = 1,
 	.argtypes = {TEXTOID}
 };
@@ -359,7 +369,6 @@ okno_unsubscribe(PG_FUNCTION_ARGS)
 	char	   *name = name_arg(fcinfo, "okno_unsubscribe()");
 	Datum		value;
 	int			rc;
-	bool		isnull;
 	bool		removed;
 
 	if (strcmp(name, OKNO_DEFAULT_SUBSCRIBER) == 0)
@@ -373,9 +382,14 @@ okno_unsubscribe(PG_FUNCTION_ARGS)
 	value = CStringGetTextDatum(name);
 	okno_spi_connect();
 	rc = SPI_execute_plan(okno_plan(&unsubscribe_plan), &value, NULL, false, 0);
-	okno_check_spi(rc, SPI_OK_SELECT, "subscriber delete");
-	removed = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-										  1, &isnull)) > 0;
+	okno_check_spi(rc, SPI_OK_DELETE, "subscriber delete");
+	removed = (SPI_processed > 0);
+	if (removed)
+	{
+		rc = SPI_execute_snapshot(okno_plan(&unsubscribe_state_plan), &value, NULL,
+								  GetLatestSnapshot(), InvalidSnapshot, false, false, 0);
+		okno_check_spi(rc, SPI_OK_DELETE, "subscriber state delete");
+	}
 	okno_spi_finish();
 	PG_RETURN_BOOL(removed);
 }
