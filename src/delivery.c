@@ -15,7 +15,9 @@
  * attempt, no error: there is nothing to keep that no row would not say)
  * and marks the others delivered.  A drain
  *
- *	 1. locks the subscriber's row (FOR UPDATE SKIP LOCKED);
+ *	 1. locks the subscriber's row (FOR NO KEY UPDATE SKIP LOCKED: a
+ *		failure report's FOR KEY SHARE of it does not wait for the drain,
+ *		okno_unsubscribe's delete does);
  *	 2. hands out the subscriber's due rows of okno_delivery (retries,
  *		releases, requeues, events held back before), as the default
  *		subscriber's drain does from outbox;
@@ -107,7 +109,7 @@
 static OknoPlan lock_plan = {
 	.sql =
 	"SELECT copied_system FROM %1$s.okno_subscriber"
-	" WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE SKIP LOCKED",
+	" WHERE name OPERATOR(pg_catalog.=) $1 FOR NO KEY UPDATE SKIP LOCKED",
 	.nargs = 1,
 	.argtypes = {TEXTOID}
 };

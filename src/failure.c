@@ -138,7 +138,8 @@ static OknoPlan requeue_delivery_plan = {
  * subscription, or while its snapshot is of another cluster ($3: this
  * cluster's system identifier; the next drain copies again what it must).
  * The subscriber's row is locked (FOR KEY SHARE) so that okno_unsubscribe
- * waits for this transaction and then removes the row written here.
+ * waits for this transaction and then removes the row written here; a
+ * drain's lock of it (FOR NO KEY UPDATE) does not make this wait.
  */
 static OknoPlan delivered_row_plan = {
 	.sql =

@@ -287,8 +287,8 @@ static OknoPlan subscribe_plan = {
 
 /*
  * The subscriber's row goes first: that waits for every drain that holds
- * it (FOR UPDATE) and every failure report that writes a row for it (FOR
- * KEY SHARE), and keeps new ones from starting.  Its rows of okno_delivery
+ * it (FOR NO KEY UPDATE) and every failure report that writes a row for it
+ * (FOR KEY SHARE), and keeps new ones from starting.  Its rows of okno_delivery
  * go next, in the latest snapshot, so that the rows those wrote go too,
  * whatever the isolation level.
  */
