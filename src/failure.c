@@ -339,11 +339,12 @@ okno_record_failure(PG_FUNCTION_ARGS)
 /*
  * Run an UPDATE plan on one event (of the subscriber named by argument 1,
  * when the function has one: subscriber_plan then); true if it changed the
- * row.
+ * row.  delivered: the plan updates a delivered event, which for a
+ * subscriber may have no row yet (handed out as it was copied).
  */
 static bool
 update_event(FunctionCallInfo fcinfo, const char *fname, OknoPlan *plan,
-			 OknoPlan *subscriber_plan, const char *what)
+			 OknoPlan *subscriber_plan, bool delivered, const char *what)
 {
 	pg_uuid_t  *id = event_id_arg(fcinfo, fname);
 	char	   *subscriber = NULL;
@@ -364,8 +365,8 @@ update_event(FunctionCallInfo fcinfo, const char *fname, OknoPlan *plan,
 	rc = SPI_execute_plan(okno_plan(plan), values, NULL, false, 0);
 	okno_check_spi(rc, SPI_OK_UPDATE, what);
 	changed = (SPI_processed > 0);
-	/* a release of an event handed out as it was copied: no row yet */
-	if (!changed && subscriber != NULL && plan == &release_delivery_plan &&
+	/* handed out as it was copied: no row yet */
+	if (!changed && subscriber != NULL && delivered &&
 		write_delivered_row(id, subscriber))
 	{
 		rc = SPI_execute_plan(okno_plan(plan), values, NULL, false, 0);
@@ -391,7 +392,7 @@ Datum
 okno_release(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_BOOL(update_event(fcinfo, "okno_release()", &release_plan,
-								&release_delivery_plan, "outbox release"));
+								&release_delivery_plan, true, "outbox release"));
 }
 
 /*
@@ -404,5 +405,5 @@ Datum
 okno_requeue(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_BOOL(update_event(fcinfo, "okno_requeue()", &requeue_plan,
-								&requeue_delivery_plan, "outbox requeue"));
+								&requeue_delivery_plan, false, "outbox requeue"));
 }
