@@ -85,6 +85,11 @@ isnt(
 	$b->safe_psql('restored', 'SELECT system_identifier FROM pg_control_system()'),
 	'the restored snapshot names the source cluster');
 book($b, 'restored', 'k4', '14');	# written in the target cluster
+# before the first drain the snapshot is still the source's: a failure
+# report cannot judge an event without a row by it, and writes none
+my ($ret, $out, $err) = $b->psql('restored',
+	"SELECT okno_record_failure((SELECT id FROM outbox WHERE payload ->> 'booking_id' = '2'), 'down', 'journal')");
+like($err, qr/does not exist/, 'a failure report before the first drain after the restore is event_missing');
 is( $b->safe_psql(
 		'restored',
 		"SELECT string_agg(payload ->> 'booking_id', ',' ORDER BY (payload ->> 'booking_id')::int)"
