@@ -15,6 +15,8 @@ EXTVERSION   = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" okno.contro
 MODULE_big   = okno
 OBJS = \
 	src/okno.o \
+	src/bind.o \
+	src/owner.o \
 	src/errors.o \
 	src/key.o \
 	src/payload.o \

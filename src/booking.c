@@ -104,13 +104,16 @@ okno_get_booking(PG_FUNCTION_ARGS)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	Jsonb	   *card;
+	OknoGuard	guard;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		okno_error_booking_missing(0, true);
 
+	okno_guard_begin(&guard);
 	okno_spi_connect();
 	card = get_card(PG_GETARG_INT64(1), PG_GETARG_INT32(0), cxt);
 	okno_spi_finish();
+	okno_guard_end(&guard);
 
 	PG_RETURN_JSONB_P(card);
 }
@@ -127,6 +130,7 @@ okno_cancel_booking(PG_FUNCTION_ARGS)
 	Datum		values[2];
 	int			rc;
 	Jsonb	   *card;
+	OknoGuard	guard;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		okno_error_booking_missing(0, true);
@@ -135,6 +139,7 @@ okno_cancel_booking(PG_FUNCTION_ARGS)
 
 	PreventCommandIfReadOnly("okno_cancel_booking()");
 
+	okno_guard_begin(&guard);
 	okno_spi_connect();
 
 	values[0] = Int64GetDatum(id);
@@ -153,6 +158,7 @@ okno_cancel_booking(PG_FUNCTION_ARGS)
 	}
 
 	okno_spi_finish();
+	okno_guard_end(&guard);
 
 	PG_RETURN_JSONB_P(card);
 }

@@ -41,6 +41,7 @@
 #include "utils/snapmgr.h"
 
 #include "okno.h"
+#include "bind.h"
 #include "errors.h"
 
 PG_FUNCTION_INFO_V1(okno_create_booking);
@@ -52,7 +53,8 @@ PG_FUNCTION_INFO_V1(okno_create_booking_result);
  */
 static void
 translate_store_error(MemoryContext cxt, int32 actor, const char *keystr,
-					  int32 resource_id, const char *schema)
+					  int32 resource_id, const char *schema,
+					  const OknoBinding *b)
 {
 	ErrorData  *edata;
 	const char *con;
@@ -61,6 +63,7 @@ translate_store_error(MemoryContext cxt, int32 actor, const char *keystr,
 	edata = CopyErrorData();
 	con = edata->constraint_name ? edata->constraint_name : "";
 
+	/* (the names are those the binding found: "" never matches) */
 	switch (edata->sqlerrcode)
 	{
 		case ERRCODE_EXCLUSION_VIOLATION:
@@ -72,7 +75,7 @@ translate_store_error(MemoryContext cxt, int32 actor, const char *keystr,
 			break;
 		case ERRCODE_UNIQUE_VIOLATION:
 			/* only a writer that skips the advisory lock can get here */
-			if (strcmp(con, "idempotency_pkey") == 0)
+			if (con[0] != '\0' && strcmp(con, b->con_names[OKNO_CON_KEY_UNIQUE]) == 0)
 			{
 				FlushErrorState();
 				okno_error_concurrent_request(actor, keystr);
@@ -80,13 +83,14 @@ translate_store_error(MemoryContext cxt, int32 actor, const char *keystr,
 			break;
 		case ERRCODE_FOREIGN_KEY_VIOLATION:
 			/* the actor or resource was deleted after we checked */
-			if (strcmp(con, "bookings_actor_id_fkey") == 0 ||
-				strcmp(con, "idempotency_actor_id_fkey") == 0)
+			if (con[0] != '\0' &&
+				(strcmp(con, b->con_names[OKNO_CON_BOOKING_ACTOR]) == 0 ||
+				 strcmp(con, b->con_names[OKNO_CON_KEY_ACTOR]) == 0))
 			{
 				FlushErrorState();
 				okno_error_actor_missing(actor, false);
 			}
-			if (strcmp(con, "bookings_resource_id_fkey") == 0)
+			if (con[0] != '\0' && strcmp(con, b->con_names[OKNO_CON_BOOKING_RESOURCE]) == 0)
 			{
 				FlushErrorState();
 				okno_error_resource_missing(resource_id);
@@ -110,9 +114,13 @@ create_new(int32 actor, text *key, const char *keystr, const OknoBookingIn *in,
 	Jsonb	   *volatile card = NULL;
 	pg_uuid_t	event_id;
 	char	   *schema;
+	OknoBinding *binding;
 
 	okno_lock_resource(in->resource_id);
 	schema = MemoryContextStrdup(cxt, okno_schema_name());
+	/* a copy: an invalidation while the inserts run may bind again */
+	binding = MemoryContextAlloc(cxt, sizeof(OknoBinding));
+	memcpy(binding, okno_binding(), sizeof(OknoBinding));
 	okno_new_event_id(&event_id);
 
 	PG_TRY();
@@ -125,7 +133,7 @@ create_new(int32 actor, text *key, const char *keystr, const OknoBookingIn *in,
 	}
 	PG_CATCH();
 	{
-		translate_store_error(cxt, actor, keystr, in->resource_id, schema);
+		translate_store_error(cxt, actor, keystr, in->resource_id, schema, binding);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -151,6 +159,7 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	char	   *keystr;
 	OknoStoredKey stored;
 	Jsonb	   *result;
+	OknoGuard	guard;
 
 	PreventCommandIfReadOnly(fname);
 
@@ -167,6 +176,7 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	/* 4 */
 	okno_lock_request(actor, key);
 
+	okno_guard_begin(&guard);
 	okno_spi_connect();
 
 	/* 5 */
@@ -215,6 +225,7 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	}
 
 	okno_spi_finish();
+	okno_guard_end(&guard);
 
 	return result;
 }

@@ -71,10 +71,10 @@ static OknoPlan discard_record_plan = {
 	.sql =
 	"INSERT INTO %1$s.okno_discarded (event_id, subscriber, kind, payload, attempts,"
 	" last_error, parked_at, discarded_at, discarded_by)"
-	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CURRENT_USER)",
-	.nargs = 8,
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+	.nargs = 9,
 	.argtypes = {UUIDOID, TEXTOID, TEXTOID, JSONBOID, INT4OID, TEXTOID,
-	TIMESTAMPTZOID, TIMESTAMPTZOID}
+	TIMESTAMPTZOID, TIMESTAMPTZOID, NAMEOID}
 };
 
 static OknoPlan discard_done_plan = {
@@ -139,6 +139,7 @@ okno_requeue_parked(PG_FUNCTION_ARGS)
 	int			rc;
 	uint64		n = 0;
 	int			i;
+	OknoGuard	guard;
 
 	memset(nulls, ' ', sizeof(nulls));
 	for (i = 0; i < 3; i++)
@@ -154,6 +155,7 @@ okno_requeue_parked(PG_FUNCTION_ARGS)
 
 	PreventCommandIfReadOnly("okno_requeue_parked()");
 
+	okno_guard_begin(&guard);
 	okno_spi_connect();
 	/* every subscriber when NULL */
 	if (!all)
@@ -176,6 +178,7 @@ okno_requeue_parked(PG_FUNCTION_ARGS)
 		n += SPI_processed;
 	}
 	okno_spi_finish();
+	okno_guard_end(&guard);
 
 	if (n > 0)
 	{
@@ -197,11 +200,13 @@ okno_discard(PG_FUNCTION_ARGS)
 {
 	pg_uuid_t  *id;
 	char	   *subscriber;
-	Datum		values[8];
-	char		nulls[8];
+	Datum		values[9];
+	char		nulls[9];
 	TimestampTz now;
 	int			rc;
 	int			i;
+	OknoGuard	guard;
+	Name		caller;
 
 	memset(nulls, ' ', sizeof(nulls));
 	if (PG_ARGISNULL(0))
@@ -213,6 +218,11 @@ okno_discard(PG_FUNCTION_ARGS)
 
 	PreventCommandIfReadOnly("okno_discard()");
 
+	/* who discards: the caller, also where it runs as the tables' owner */
+	caller = palloc0(NAMEDATALEN);
+	namestrcpy(caller, GetUserNameFromId(GetUserId(), false));
+
+	okno_guard_begin(&guard);
 	okno_spi_connect();
 	/* NULL: the default subscriber */
 	subscriber = okno_subscriber_of(fcinfo, 1, "okno_discard()");
@@ -228,6 +238,7 @@ okno_discard(PG_FUNCTION_ARGS)
 	if (SPI_processed == 0)
 	{
 		okno_spi_finish();
+		okno_guard_end(&guard);
 		PG_RETURN_BOOL(false);
 	}
 
@@ -244,6 +255,7 @@ okno_discard(PG_FUNCTION_ARGS)
 			nulls[i + 2] = 'n';
 	}
 	values[7] = TimestampTzGetDatum(now);
+	values[8] = NameGetDatum(caller);
 	rc = SPI_execute_plan(okno_plan(&discard_record_plan), values, nulls, false, 0);
 	okno_check_spi(rc, SPI_OK_INSERT, "discard record insert");
 	if (SPI_processed != 1)
@@ -273,6 +285,7 @@ okno_discard(PG_FUNCTION_ARGS)
 				 errhint("Let okno's updates of %s through.",
 						 subscriber != NULL ? "okno_delivery" : "outbox")));
 	okno_spi_finish();
+	okno_guard_end(&guard);
 
 	/* the later events of its booking are free now */
 	okno_wake_at_commit();

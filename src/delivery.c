@@ -336,8 +336,10 @@ okno_deliver_drain(FunctionCallInfo fcinfo, const char *fname,
 	uint64		j;
 	int			rc;
 	int			nestlevel;
+	OknoGuard	guard;
 
 	InitMaterializedSRF(fcinfo, 0);
+	okno_guard_begin(&guard);
 	okno_spi_connect();
 	nestlevel = plan_for_indexes(false);
 
@@ -435,6 +437,7 @@ okno_deliver_drain(FunctionCallInfo fcinfo, const char *fname,
 			put_row(rsinfo, copied, j++, ncols);
 	}
 	okno_spi_finish();
+	okno_guard_end(&guard);
 
 	/* a cursor must read them all, or its transaction rolls back */
 	okno_handout_watch(fcinfo, fname, npicked + ncopied);

@@ -514,9 +514,12 @@ drain_due(FunctionCallInfo fcinfo, const char *fname, int32 max_events, int ncol
 	uint64		n = 0;
 	FullTransactionId horizon = InvalidFullTransactionId;
 	OknoPlan   *plan = &drain_plan;
+	OknoGuard	guard;
 
 	InitMaterializedSRF(fcinfo, 0);
 
+	/* (the privileges forget_horizon checks are those the drain runs with) */
+	okno_guard_begin(&guard);
 	if (forget_horizon(&horizon))
 		plan = &drain_forget_plan;
 	okno_spi_connect();
@@ -546,6 +549,7 @@ drain_due(FunctionCallInfo fcinfo, const char *fname, int32 max_events, int ncol
 		drain_last_full_scan = now;
 	}
 	okno_spi_finish();
+	okno_guard_end(&guard);
 
 	/* a cursor must read them all, or its transaction rolls back */
 	okno_handout_watch(fcinfo, fname, n);
@@ -578,14 +582,17 @@ okno_drain_once(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	pg_uuid_t	unused;
 	uint64		n;
+	OknoGuard	guard;
 
 	PreventCommandIfReadOnly("okno_drain_once()");
 	InitMaterializedSRF(fcinfo, 0);
 	memset(&unused, 0, sizeof(unused));
+	okno_guard_begin(&guard);
 	okno_spi_connect();
 	n = run_drain(rsinfo, &drain_one_0_1_plan, 1, &unused,
 				  InvalidFullTransactionId, 3, NULL);
 	okno_spi_finish();
+	okno_guard_end(&guard);
 	okno_handout_watch(fcinfo, "okno_drain_once()", n);
 	return (Datum) 0;
 }

@@ -241,6 +241,7 @@ okno_record_failure(PG_FUNCTION_ARGS)
 	TimestampTz now;
 	int			rc;
 	Datum		result;
+	OknoGuard	guard;
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -253,6 +254,7 @@ okno_record_failure(PG_FUNCTION_ARGS)
 
 	PreventCommandIfReadOnly("okno_record_failure()");
 
+	okno_guard_begin(&guard);
 	okno_spi_connect();
 	if (PG_NARGS() > 2)
 		subscriber = okno_subscriber_of(fcinfo, 2, "okno_record_failure()");
@@ -332,6 +334,7 @@ okno_record_failure(PG_FUNCTION_ARGS)
 	okno_drain_forget_cursor();
 
 	okno_spi_finish();
+	okno_guard_end(&guard);
 
 	PG_RETURN_DATUM(result);
 }
@@ -351,8 +354,10 @@ update_event(FunctionCallInfo fcinfo, const char *fname, OknoPlan *plan,
 	Datum		values[2];
 	int			rc;
 	bool		changed;
+	OknoGuard	guard;
 
 	PreventCommandIfReadOnly(fname);
+	okno_guard_begin(&guard);
 	okno_spi_connect();
 	if (PG_NARGS() > 1)
 		subscriber = okno_subscriber_of(fcinfo, 1, fname);
@@ -374,6 +379,7 @@ update_event(FunctionCallInfo fcinfo, const char *fname, OknoPlan *plan,
 		changed = (SPI_processed > 0);
 	}
 	okno_spi_finish();
+	okno_guard_end(&guard);
 	if (changed)
 	{
 		okno_notify();

@@ -8,15 +8,17 @@
  * runs names that schema explicitly, so nothing depends on the caller's
  * search_path.  PostgreSQL 15 does not export get_extension_schema(), so
  * the schema is read from pg_extension here and cached for the backend's
- * life, together with the OIDs of okno's tables and of the indexes that
- * okno scans directly.
+ * life, together with the binding to the application's tables in it
+ * (bind.c: their OIDs, those of the indexes okno scans directly, and what
+ * else the binding found).
  *
- * The cache (and with it every prepared plan) is dropped when any of those
- * tables gets a relcache invalidation (DROP EXTENSION, ALTER TABLE, VACUUM's
- * statistics update ...) or any schema changes: the next call looks the
- * schema up again and prepares its plans anew.  That is rare and cheap, and
- * it makes DROP EXTENSION okno; CREATE EXTENSION okno SCHEMA other work in a
- * session that had already used okno.
+ * The binding (and with it every prepared plan) is dropped when any of
+ * those relations gets a relcache invalidation (ALTER TABLE, CREATE INDEX,
+ * DROP EXTENSION, VACUUM's statistics update ...), the schema too when any
+ * schema changes: the next call binds again, checking the tables anew, and
+ * prepares its plans anew.  That is rare and cheap, and it makes an
+ * owner's ALTER TABLE, and DROP EXTENSION okno; CREATE EXTENSION okno
+ * SCHEMA other, work in a session that had already used okno.
  *
  * It also defines okno's settings (okno.retry_base, okno.retry_cap,
  * okno.max_attempts); PostgreSQL checks them once the library is loaded.
@@ -43,6 +45,7 @@
 #include "utils/syscache.h"
 
 #include "okno.h"
+#include "bind.h"
 
 PG_MODULE_MAGIC;
 
@@ -59,22 +62,14 @@ int			okno_max_attempts = 10;
  */
 bool		okno_notify_enabled = false;
 
-/* okno's relations whose OIDs are cached, in the order of enum OknoRel */
-static const char *const okno_tables[] = {
-	"actors", "resources", "bookings", "idempotency", "outbox",
-	"actors_pkey", "resources_pkey", "idempotency_pkey"
-};
-
-#define OKNO_NUM_TABLES lengthof(okno_tables)
-
-StaticAssertDecl(lengthof(okno_tables) == OKNO_NUM_RELS,
-				 "okno_tables does not match enum OknoRel");
-
-static bool cache_valid = false;
+static bool schema_valid = false;	/* cache_schema* and cache_nsp */
+static bool cache_valid = false;	/* and the binding too */
 static uint64 cache_generation = 0;
+static Oid	cache_nsp = InvalidOid;
 static char *cache_schema = NULL;	/* quoted, in TopMemoryContext */
 static char *cache_schema_raw = NULL;	/* unquoted, in TopMemoryContext */
-static Oid	cache_relids[OKNO_NUM_TABLES];
+static char cache_extversion[NAMEDATALEN];	/* pg_extension.extversion */
+static OknoBinding cache_binding;
 
 void		_PG_init(void);
 
@@ -88,9 +83,9 @@ okno_relcache_callback(Datum arg pg_attribute_unused(), Oid relid)
 		cache_valid = false;
 		return;
 	}
-	for (i = 0; i < (int) OKNO_NUM_TABLES; i++)
+	for (i = 0; i < OKNO_NUM_TABLES; i++)
 	{
-		if (cache_relids[i] == relid)
+		if (cache_binding.relid[i] == relid || cache_binding.pkey_index[i] == relid)
 		{
 			cache_valid = false;
 			return;
@@ -103,6 +98,7 @@ okno_namespace_callback(Datum arg pg_attribute_unused(),
 						int cacheid pg_attribute_unused(),
 						uint32 hashvalue pg_attribute_unused())
 {
+	schema_valid = false;
 	cache_valid = false;
 }
 
@@ -167,13 +163,23 @@ lookup_extension_schema(void)
 	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		v;
+
 		result = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+		v = heap_getattr(tup, Anum_pg_extension_extversion, RelationGetDescr(rel), &isnull);
+		if (isnull)
+			cache_extversion[0] = '\0';
+		else
+			text_to_cstring_buffer(DatumGetTextPP(v), cache_extversion, sizeof(cache_extversion));
+	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 
 	if (!OidIsValid(result))
 	{
-		cache_valid = false;
+		schema_valid = false;
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("extension \"okno\" is not installed in this database"),
@@ -182,24 +188,25 @@ lookup_extension_schema(void)
 	return result;
 }
 
+/* okno's schema, looked up again after any change to a schema */
 static void
-okno_ensure_cache(void)
+okno_ensure_schema(void)
 {
 	Oid			nsp;
 	char	   *name;
 	MemoryContext oldcxt;
-	int			i;
 
-	if (cache_valid)
+	if (schema_valid)
 		return;
 
 	/* assume valid from here; an invalidation arriving meanwhile resets it */
-	cache_valid = true;
+	schema_valid = true;
+	cache_valid = false;
 	nsp = lookup_extension_schema();
 	name = get_namespace_name(nsp);
 	if (name == NULL)
 	{
-		cache_valid = false;
+		schema_valid = false;
 		elog(ERROR, "cache lookup failed for namespace %u", nsp);
 	}
 
@@ -211,11 +218,53 @@ okno_ensure_cache(void)
 	cache_schema_raw = pstrdup(name);
 	cache_schema = pstrdup(quote_identifier(name));
 	MemoryContextSwitchTo(oldcxt);
+	cache_nsp = nsp;
+}
 
-	for (i = 0; i < (int) OKNO_NUM_TABLES; i++)
-		cache_relids[i] = get_relname_relid(okno_tables[i], nsp);
+/*
+ * The schema and the binding to the tables in it (bind.c), done again after
+ * any invalidation; a binding that fails leaves nothing cached.
+ */
+static void
+okno_ensure_cache(void)
+{
+	OknoBinding binding;
 
+	if (cache_valid && schema_valid)
+		return;
+	okno_ensure_schema();
+	/* the version installed now (ALTER EXTENSION UPDATE changes no schema) */
+	if (lookup_extension_schema() != cache_nsp)
+	{
+		schema_valid = false;
+		okno_ensure_schema();
+	}
+
+	/* assume valid from here; an invalidation arriving meanwhile resets it */
+	cache_valid = true;
+	PG_TRY();
+	{
+		okno_bind_tables(cache_nsp, cache_schema, cache_extversion, &binding);
+	}
+	PG_CATCH();
+	{
+		cache_valid = false;
+		memset(&cache_binding, 0, sizeof(cache_binding));
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	cache_binding = binding;
 	cache_generation++;
+}
+
+/*
+ * The binding to okno's tables (bound first if need be).
+ */
+const OknoBinding *
+okno_binding(void)
+{
+	okno_ensure_cache();
+	return &cache_binding;
 }
 
 /*
@@ -224,7 +273,7 @@ okno_ensure_cache(void)
 const char *
 okno_schema_name(void)
 {
-	okno_ensure_cache();
+	okno_ensure_schema();
 	return cache_schema_raw;
 }
 
@@ -237,7 +286,8 @@ okno_schema_name(void)
 Oid
 okno_relid_by_name(const char *relname)
 {
-	return get_relname_relid(relname, get_namespace_oid(okno_schema_name(), false));
+	okno_ensure_schema();
+	return get_relname_relid(relname, cache_nsp);
 }
 
 /*
@@ -247,7 +297,18 @@ Oid
 okno_relid(OknoRel rel)
 {
 	okno_ensure_cache();
-	return cache_relids[rel];
+	switch (rel)
+	{
+		case OKNO_REL_ACTORS_PKEY:
+			return cache_binding.pkey_index[OKNO_REL_ACTORS];
+		case OKNO_REL_RESOURCES_PKEY:
+			return cache_binding.pkey_index[OKNO_REL_RESOURCES];
+		case OKNO_REL_IDEMPOTENCY_PKEY:
+			return cache_binding.pkey_index[OKNO_REL_IDEMPOTENCY];
+		default:
+			Assert(rel < OKNO_NUM_TABLES);
+			return cache_binding.relid[rel];
+	}
 }
 
 /*

@@ -75,7 +75,11 @@ extern PGDLLIMPORT int okno_retry_cap_ms;
 extern PGDLLIMPORT int okno_max_attempts;
 extern PGDLLIMPORT bool okno_notify_enabled;
 
-/* okno's relations whose OIDs okno.c caches */
+/*
+ * okno's relations whose OIDs okno.c caches: the application's five tables
+ * that okno binds to (bind.c), then their primary keys' indexes that okno
+ * scans directly
+ */
 typedef enum OknoRel
 {
 	OKNO_REL_ACTORS,
@@ -89,6 +93,8 @@ typedef enum OknoRel
 	OKNO_NUM_RELS
 } OknoRel;
 
+#define OKNO_NUM_TABLES (OKNO_REL_OUTBOX + 1)
+
 /* okno.c */
 extern const char *okno_schema_name(void);
 extern Oid	okno_relid(OknoRel rel);
@@ -98,6 +104,18 @@ extern SPIPlanPtr okno_plan(OknoPlan *p);
 extern void okno_spi_connect(void);
 extern void okno_spi_finish(void);
 extern void okno_check_spi(int rc, int expected, const char *what);
+
+/* owner.c: a superuser's call runs as the tables' owner */
+typedef struct OknoGuard
+{
+	bool		switched;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
+} OknoGuard;
+
+extern void okno_guard_begin(OknoGuard *guard);
+extern void okno_guard_end(OknoGuard *guard);
 
 /* handout.c */
 extern void okno_handout_init(void);

@@ -335,10 +335,12 @@ purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
+	OknoGuard	guard;
 
 	PreventCommandIfReadOnly("okno_purge()");
 	InitMaterializedSRF(fcinfo, 0);
 
+	okno_guard_begin(&guard);
 	okno_spi_connect();
 	values[0] = Int64GetDatum((int64) purge_keys(keys_before));
 	values[1] = Int64GetDatum((int64) purge_events(events_before, subscribers));
@@ -353,6 +355,7 @@ purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers)
 		okno_check_spi(rc, SPI_OK_INSERT, "purge horizon");
 	}
 	okno_spi_finish();
+	okno_guard_end(&guard);
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }

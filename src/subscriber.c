@@ -333,6 +333,7 @@ okno_subscribe(PG_FUNCTION_ARGS)
 	Datum		values[3];
 	int			rc;
 	bool		added;
+	OknoGuard	guard;
 
 	if (strcmp(name, OKNO_DEFAULT_SUBSCRIBER) == 0)
 		PG_RETURN_BOOL(false);
@@ -348,12 +349,14 @@ okno_subscribe(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(name);
 	values[1] = TimestampTzGetDatum(oldest_open_transaction());
 	values[2] = Int64GetDatum((int64) GetSystemIdentifier());
+	okno_guard_begin(&guard);
 	okno_spi_connect();
 	rc = SPI_execute_snapshot(okno_plan(&subscribe_plan), values, NULL,
 							  GetLatestSnapshot(), InvalidSnapshot, false, false, 0);
 	okno_check_spi(rc, SPI_OK_INSERT, "subscriber insert");
 	added = (SPI_processed == 1);
 	okno_spi_finish();
+	okno_guard_end(&guard);
 	PG_RETURN_BOOL(added);
 }
 
@@ -370,6 +373,7 @@ okno_unsubscribe(PG_FUNCTION_ARGS)
 	Datum		value;
 	int			rc;
 	bool		removed;
+	OknoGuard	guard;
 
 	if (strcmp(name, OKNO_DEFAULT_SUBSCRIBER) == 0)
 		ereport(ERROR,
@@ -380,6 +384,7 @@ okno_unsubscribe(PG_FUNCTION_ARGS)
 	PreventCommandIfReadOnly("okno_unsubscribe()");
 
 	value = CStringGetTextDatum(name);
+	okno_guard_begin(&guard);
 	okno_spi_connect();
 	rc = SPI_execute_plan(okno_plan(&unsubscribe_plan), &value, NULL, false, 0);
 	okno_check_spi(rc, SPI_OK_DELETE, "subscriber delete");
@@ -391,5 +396,6 @@ okno_unsubscribe(PG_FUNCTION_ARGS)
 		okno_check_spi(rc, SPI_OK_DELETE, "subscriber state delete");
 	}
 	okno_spi_finish();
+	okno_guard_end(&guard);
 	PG_RETURN_BOOL(removed);
 }

@@ -376,8 +376,11 @@ check_outbox(text *name, TimestampTz *next_due)
 	bool		isnull;
 	Datum		value;
 	int			rc;
+	OknoGuard	guard;
 
 	*next_due = 0;
+	/* within the check's transaction: its end restores nothing of ours */
+	okno_guard_begin(&guard);
 
 	if (name != NULL)
 	{
@@ -426,6 +429,7 @@ check_outbox(text *name, TimestampTz *next_due)
 		if (!isnull)
 			*next_due = DatumGetTimestampTz(value);
 	}
+	okno_guard_end(&guard);
 
 	/*
 	 * The check's snapshot goes with its transaction (SPI_commit starts the
