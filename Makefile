@@ -4,7 +4,7 @@
 #                                  pg_config names (PG_CONFIG=... to choose)
 #   make test                      the whole suite on a throwaway cluster
 #   make demo                      the course scenario on a throwaway cluster
-#   make demo-adopt                a course database adopted by okno, likewise
+#   make demo-adopt                okno in a database the course built, likewise
 #   make unit                      the pure-C unit tests (no server needed)
 #   make installcheck              regress + isolation against a running server
 #                                  (PGHOST, PGPORT, PGUSER as usual)
@@ -40,7 +40,10 @@ OBJS = \
 	src/purge.o \
 	src/wait.o \
 	src/subscriber.o \
-	src/deadletter.o
+	src/deadletter.o \
+	src/tables.o \
+	src/counts.o \
+	src/verify.o
 
 DATA         = $(wildcard sql/okno--*.sql)
 
@@ -48,7 +51,7 @@ DATA         = $(wildcard sql/okno--*.sql)
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
                drain drain_hint drain_batch drain_read failures cancel purge status verify prepared \
                error_catalogue shadowing roles direct create_as_insert wait order subscribers \
-               course_vectors adopt \
+               course_vectors course_tables binding \
                other_schema trusted upgrade
 REGRESS_OPTS = --inputdir=test
 
@@ -57,7 +60,7 @@ ISOLATION    = same_key_read_committed same_key_repeatable_read slot_race \
                drainers drain_rollback course_lock purge_concurrent cancel_race \
                requeue_notify drain_cursor drain_hint_rollback wait_wake \
                order_drainers order_requeue subscriber_order subscriber_in_flight \
-               subscriber_forget subscriber_unsubscribe
+               subscriber_forget subscriber_unsubscribe binding_sessions
 ISOLATION_OPTS = --inputdir=test --outputdir=.
 
 EXTRA_CLEAN  = results output_iso regression.diffs regression.out \
@@ -101,7 +104,8 @@ test-all:
 demo:
 	@tools/run demo
 
-# A database the course's migrations and service filled, taken over by okno.
+# okno in a database the course's migrations and service filled: the tables
+# stay the course's.
 demo-adopt:
 	@tools/run demo-adopt
 

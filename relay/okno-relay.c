@@ -2068,7 +2068,7 @@ buf_printf(LineBuffer *buf, const char *fmt,...)
  * okno_relay_delivery_lag_seconds: now minus the time the event was
  * written, which a UUID version 7 event id carries in its first 48 bits
  * (Unix milliseconds).  Ids of another version (events the course's
- * service wrote before okno adopted its tables) are not observed.
+ * service wrote before okno served its tables) are not observed.
  */
 static void
 observe_lag(const char *event_id)

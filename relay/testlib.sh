@@ -75,6 +75,7 @@ new_db() {	# new_db NAME: a fresh database with okno, one actor, one resource
 	DBS+=("$1")
 	"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d "$1" >/dev/null 2>"$work/new_db.err" <<-'SQL'
 		CREATE EXTENSION okno CASCADE;
+		DO $$ BEGIN PERFORM okno_create_tables(); END $$;
 		INSERT INTO actors (name) VALUES ('ann');
 		INSERT INTO resources (name) VALUES ('room');
 	SQL

@@ -138,6 +138,7 @@ typedef struct BindCheck
 	const char *schema;			/* quoted */
 	StringInfoData detail;
 	int			nproblems;
+	bool		missing;		/* a table is missing altogether */
 } BindCheck;
 
 static void
@@ -443,6 +444,7 @@ okno_bind_tables(Oid nsp, const char *schema, const char *extversion,
 	memset(b, 0, sizeof(*b));
 	c.schema = schema;
 	c.nproblems = 0;
+	c.missing = false;
 	initStringInfo(&c.detail);
 
 	for (t = 0; t < OKNO_NUM_TABLES; t++)
@@ -454,7 +456,9 @@ okno_bind_tables(Oid nsp, const char *schema, const char *extversion,
 		b->relid[t] = relid;
 		if (!OidIsValid(relid))
 		{
-			problem(&c, psprintf("%s: missing", table_names[t]), NULL);
+			problem(&c, psprintf("%s: missing", table_names[t]),
+					"SELECT okno_create_tables()");
+			c.missing = true;
 			continue;
 		}
 		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
@@ -480,10 +484,6 @@ okno_bind_tables(Oid nsp, const char *schema, const char *extversion,
 	}
 
 	if (c.nproblems > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
-				 errmsg("okno's tables in schema %s cannot serve it", schema),
-				 errdetail("%s", c.detail.data),
-				 errhint("Change the tables as listed (as their owner), then call okno again.")));
+		okno_error_tables_unfit(schema, c.detail.data, c.missing);
 	pfree(c.detail.data);
 }

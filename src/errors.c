@@ -128,6 +128,24 @@ okno_error_subscriber_missing(const char *name)
 }
 
 /*
+ * The application's tables cannot serve okno (bind.c): detail lists every
+ * difference, one line each with its fix; missing says whether a table is
+ * missing altogether.
+ */
+void
+okno_error_tables_unfit(const char *schema, const char *detail, bool missing)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_TABLES_UNFIT),
+			 errmsg("okno's tables in schema %s cannot serve it", schema),
+			 errdetail("%s", detail),
+			 missing ?
+			 errhint("Create the missing tables with SELECT okno_create_tables(), as the role that is to own them, or change the tables as listed.") :
+			 errhint("As the tables' owner, add what okno needs with SELECT okno_prepare_tables(), or change the tables as listed.")));
+	pg_unreachable();
+}
+
+/*
  * Another transaction committed a request with this key after our snapshot
  * was taken (REPEATABLE READ or SERIALIZABLE): the only correct answer is to
  * retry the whole transaction, which will then see it and replay.

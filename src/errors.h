@@ -28,6 +28,7 @@
 #define ERRCODE_OKNO_BOOKING_MISSING	MAKE_SQLSTATE('O','K','B','0','7')
 #define ERRCODE_OKNO_EVENT_MISSING		MAKE_SQLSTATE('O','K','B','0','8')
 #define ERRCODE_OKNO_SUBSCRIBER_MISSING	MAKE_SQLSTATE('O','K','B','0','9')
+#define ERRCODE_OKNO_TABLES_UNFIT		MAKE_SQLSTATE('O','K','B','1','0')
 
 /* The constraint whose violation is slot_busy; set on the error. */
 #define OKNO_OVERLAP_CONSTRAINT "bookings_no_overlap"
@@ -42,6 +43,8 @@ pg_noreturn extern void okno_error_booking_missing(int64 booking_id, bool isnull
 pg_noreturn extern void okno_error_event_missing(const char *event_id);
 pg_noreturn extern void okno_error_subscriber_missing(const char *name);
 pg_noreturn extern void okno_error_concurrent_request(int32 actor, const char *key);
+pg_noreturn extern void okno_error_tables_unfit(const char *schema, const char *detail,
+												bool missing);
 pg_noreturn extern void okno_error_not_stored(OknoRel rel, const char *what);
 pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
 

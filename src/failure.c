@@ -40,10 +40,12 @@
 
 #include <math.h>
 
+#include "access/htup_details.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "common/pg_prng.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -57,6 +59,7 @@
 #define OKNO_LAST_ERROR_MAXLEN 2000
 
 PG_FUNCTION_INFO_V1(okno_record_failure);
+PG_FUNCTION_INFO_V1(okno_record_failure_0_6);
 PG_FUNCTION_INFO_V1(okno_release);
 PG_FUNCTION_INFO_V1(okno_requeue);
 
@@ -73,6 +76,22 @@ static OknoPlan record_failure_plan = {
 	"UPDATE %1$s.outbox AS o SET delivered_at = NULL, attempts = $2, last_error = $3,"
 	" available_at = $4, parked_at = COALESCE(o.parked_at, $5)"
 	" WHERE o.id OPERATOR(pg_catalog.=) $1 RETURNING o",
+	.nargs = 5,
+	.argtypes = {UUIDOID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
+};
+
+/*
+ * The same, returning okno's columns of the row (0.6.0's OUT parameters)
+ * instead of the row of the application's table, whose other columns are
+ * the application's
+ */
+static OknoPlan record_failure_columns_plan = {
+	.sql =
+	"UPDATE %1$s.outbox AS o SET delivered_at = NULL, attempts = $2, last_error = $3,"
+	" available_at = $4, parked_at = COALESCE(o.parked_at, $5)"
+	" WHERE o.id OPERATOR(pg_catalog.=) $1"
+	" RETURNING o.id, o.kind::pg_catalog.text, o.payload, o.created_at, o.delivered_at,"
+	" o.attempts, o.last_error, o.available_at, o.parked_at, o.created_xid",
 	.nargs = 5,
 	.argtypes = {UUIDOID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
 };
@@ -218,15 +237,31 @@ event_id_arg(FunctionCallInfo fcinfo, const char *fname)
 }
 
 /*
- * okno_record_failure(event_id uuid, error text) RETURNS outbox
+ * okno_record_failure(event_id uuid, error text) RETURNS outbox (to 0.5.0)
+ * okno_record_failure(event_id uuid, error text, OUT id uuid, ...)
+ *	 RETURNS record (0.6.0: okno_record_failure_0_6)
  * okno_record_failure(event_id uuid, error text, subscriber text)
  *	 RETURNS okno_delivery (0.5.0)
  *
  * The event's row (its delivery state) as it is after the update.  Unknown
  * event, or one the subscriber has not been handed: event_missing.
  */
+static Datum record_failure(FunctionCallInfo fcinfo, bool columns);
+
 Datum
 okno_record_failure(PG_FUNCTION_ARGS)
+{
+	return record_failure(fcinfo, false);
+}
+
+Datum
+okno_record_failure_0_6(PG_FUNCTION_ARGS)
+{
+	return record_failure(fcinfo, true);
+}
+
+static Datum
+record_failure(FunctionCallInfo fcinfo, bool columns)
 {
 	pg_uuid_t  *id = event_id_arg(fcinfo, "okno_record_failure()");
 	text	   *error;
@@ -242,7 +277,15 @@ okno_record_failure(PG_FUNCTION_ARGS)
 	int			rc;
 	Datum		result;
 	OknoGuard	guard;
+	MemoryContext cxt = CurrentMemoryContext;
+	TupleDesc	desc = NULL;
 
+	if (columns)
+	{
+		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "okno_record_failure() must return a composite type");
+		desc = BlessTupleDesc(desc);
+	}
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -310,7 +353,9 @@ okno_record_failure(PG_FUNCTION_ARGS)
 							  false, 0);
 	}
 	else
-		rc = SPI_execute_plan(okno_plan(&record_failure_plan), values, nulls, false, 0);
+		rc = SPI_execute_plan(okno_plan(columns ? &record_failure_columns_plan :
+										&record_failure_plan),
+							  values, nulls, false, 0);
 	okno_check_spi(rc, SPI_OK_UPDATE_RETURNING, "outbox failure update");
 	if (SPI_processed != 1)
 		elog(ERROR, "outbox failure update changed " UINT64_FORMAT " rows", SPI_processed);
@@ -322,15 +367,32 @@ okno_record_failure(PG_FUNCTION_ARGS)
 		okno_check_spi(rc, SPI_OK_SELECT, "outbox delivery state");
 	}
 
-	/*
-	 * The row as a whole (RETURNING o, not *): a value of the table's row
-	 * type as it is stored, so it matches the function's result type even
-	 * after a column of outbox was dropped
-	 */
-	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (isnull)
-		elog(ERROR, "outbox failure update returned no row");
-	result = SPI_datumTransfer(result, false, -1);
+	if (columns)
+	{
+		/* okno's columns, as the OUT parameters */
+		MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
+		Datum	   *cols = palloc(desc->natts * sizeof(Datum));
+		bool	   *colnulls = palloc(desc->natts * sizeof(bool));
+
+		if (SPI_tuptable->tupdesc->natts != desc->natts)
+			elog(ERROR, "outbox failure update returned %d columns",
+				 SPI_tuptable->tupdesc->natts);
+		heap_deform_tuple(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, cols, colnulls);
+		result = HeapTupleGetDatum(heap_form_tuple(desc, cols, colnulls));
+		MemoryContextSwitchTo(oldcxt);
+	}
+	else
+	{
+		/*
+		 * The row as a whole (RETURNING o, not *): a value of the table's
+		 * row type as it is stored, so it matches the function's result
+		 * type even after a column of outbox was dropped
+		 */
+		result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (isnull)
+			elog(ERROR, "outbox failure update returned no row");
+		result = SPI_datumTransfer(result, false, -1);
+	}
 	okno_drain_forget_cursor();
 
 	okno_spi_finish();

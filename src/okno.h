@@ -115,6 +115,7 @@ typedef struct OknoGuard
 } OknoGuard;
 
 extern void okno_guard_begin(OknoGuard *guard);
+extern void okno_guard_begin_owner(OknoGuard *guard, Oid owner);
 extern void okno_guard_end(OknoGuard *guard);
 
 /* handout.c */

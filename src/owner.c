@@ -77,9 +77,28 @@ tables_owner(const OknoBinding *b)
 }
 
 /*
+ * Become role owner for the rest of a superuser's call, in a
+ * security-restricted operation with a GUC nest level of its own; nothing
+ * when the caller is not a superuser or owner is one.
+ */
+void
+okno_guard_begin_owner(OknoGuard *guard, Oid owner)
+{
+	guard->switched = false;
+	if (!superuser() || !OidIsValid(owner) || superuser_arg(owner))
+		return;
+
+	GetUserIdAndSecContext(&guard->save_userid, &guard->save_sec_context);
+	SetUserIdAndSecContext(owner, guard->save_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	guard->save_nestlevel = NewGUCNestLevel();
+	guard->switched = true;
+}
+
+/*
  * Begin one of okno's calls: when the caller is a superuser and okno's
- * tables belong to a role that is not, become that role, in a
- * security-restricted operation with a GUC nest level of its own.
+ * tables belong to a role that is not, become that role (above).
  */
 void
 okno_guard_begin(OknoGuard *guard)
@@ -103,13 +122,7 @@ okno_guard_begin(OknoGuard *guard)
 				 errdetail("A deferrable trigger may fire at commit, after okno has returned, and it would run as the superuser."),
 				 errhint("Call okno as a role that is not a superuser (SET ROLE %s), or make the trigger NOT DEFERRABLE.",
 						 GetUserNameFromId(owner, false))));
-
-	GetUserIdAndSecContext(&guard->save_userid, &guard->save_sec_context);
-	SetUserIdAndSecContext(owner, guard->save_sec_context |
-						   SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	guard->save_nestlevel = NewGUCNestLevel();
-	guard->switched = true;
+	okno_guard_begin_owner(guard, owner);
 }
 
 /*

@@ -1,5 +1,5 @@
--- make demo-adopt: a database the course built and filled, taken over by
--- okno in place, on a throwaway cluster
+-- make demo-adopt: okno in a database the course built and filled, on a
+-- throwaway cluster: the tables stay the course's
 \set ON_ERROR_STOP 0
 \pset footer off
 \pset null '(null)'
@@ -35,29 +35,41 @@ INSERT INTO outbox VALUES ('5f0c2c61-8e06-4d5c-9a55-2f0a6d1b4c11', 'booking_crea
 
 \set ECHO queries
 \echo
-\echo '== 3. CREATE EXTENSION okno, by the database owner: the course''s tables are adopted in place'
+\echo '== 3. CREATE EXTENSION okno, by the database owner: none of the course''s tables changes,'
+\echo '   and okno says what it needs of them'
 CREATE EXTENSION okno CASCADE;
-SELECT relation, former_owner, row_count, added FROM okno_adoption ORDER BY relation;
+SELECT okno_create_booking(1, 'november-room-1',
+  '{"resource_id":1,"starts_at":"2026-12-01T10:00:00+03:00","ends_at":"2026-12-01T11:00:00+03:00"}');
+\echo '   SQLSTATE' :LAST_ERROR_SQLSTATE
 
 \echo
-\echo '== 4. The client retries november-room-1 through okno: the card the course stored, exactly'
+\echo '== 4. okno_prepare_tables(), by the owner: okno''s columns (no table rewritten) and indexes'
+SELECT * FROM okno_prepare_tables();
+\dt
+
+\echo
+\echo '== 5. The client retries november-room-1 through okno: the card the course stored, exactly'
 SELECT okno_create_booking(1, 'november-room-1',
   '{"resource_id":1,"starts_at":"2026-12-01T10:00:00+03:00","ends_at":"2026-12-01T11:00:00+03:00"}');
 
 \echo
-\echo '== 5. A new request is okno''s; the ids go on after the course''s'
+\echo '== 6. The course''s next migration, by the owner, with okno in use; a new request is okno''s,'
+\echo '   and the ids go on after the course''s'
+ALTER TABLE bookings ADD COLUMN note text DEFAULT 'lesson 15';
 SELECT okno_create_booking(1, 'november-room-2',
   '{"resource_id":1,"starts_at":"2026-12-01T11:00:00+03:00","ends_at":"2026-12-01T12:00:00+03:00"}');
+SELECT id, status, note FROM bookings ORDER BY id;
 
 \echo
-\echo '== 6. The course''s pending event and okno''s are delivered alike'
+\echo '== 7. The course''s pending event and okno''s are delivered alike'
 SELECT event_id, kind, payload FROM okno_drain(10);
 
 \echo
-\echo '== 7. okno_verify: what the course left behind before the adoption is no problem'
+\echo '== 8. okno_verify: what the course wrote before okno served the tables is no problem'
 SELECT * FROM okno_verify();
 
 \echo
-\echo '== 8. DROP EXTENSION okno leaves the course''s tables and rows'
+\echo '== 9. DROP EXTENSION okno leaves the course''s tables as they are, the owner''s'
 DROP EXTENSION okno;
 SELECT count(*) AS bookings FROM bookings;
+\dt

@@ -5,9 +5,11 @@
 \set SHOW_CONTEXT never
 
 \echo
-\echo '== 1. CREATE EXTENSION okno CASCADE: the booking lab''s schema and okno''s functions'
+\echo '== 1. CREATE EXTENSION okno CASCADE: okno''s functions; then okno_create_tables(), as the'
+\echo '   application''s role: the booking lab''s tables, the application''s own'
 CREATE EXTENSION okno CASCADE;
 \dx okno
+SELECT * FROM okno_create_tables();
 INSERT INTO actors (name) VALUES ('ann');
 INSERT INTO resources (name) VALUES ('november room');
 

@@ -2,8 +2,8 @@
 
 Needs a running PostgreSQL with okno installed, reached through libpq's
 environment (PGHOST, PGPORT, PGUSER). The module creates its own database
-(CREATE DATABASE, CREATE EXTENSION okno CASCADE, two actors, two rooms) and
-drops it at the end. Run with run_tests.sh, or:
+(CREATE DATABASE, CREATE EXTENSION okno CASCADE, okno_create_tables(), two
+actors, two rooms) and drops it at the end. Run with run_tests.sh, or:
 
     /usr/bin/python3 -m pytest -v test_app.py
 """
@@ -52,6 +52,7 @@ def database():
     try:
         with psycopg.connect(f"dbname={DBNAME}", autocommit=True) as conn:
             conn.execute("CREATE EXTENSION okno CASCADE")
+            conn.execute("SELECT okno_create_tables()")
             conn.execute("INSERT INTO actors (id, name) VALUES (1, 'ann'), (2, 'bob')")
             conn.execute("INSERT INTO resources (id, name) VALUES (1, 'november room'), (2, 'december room')")
         os.environ["DATABASE_URL"] = f"dbname={DBNAME}"
@@ -522,6 +523,7 @@ GRANT SELECT (id, kind, payload, created_at, delivered_at, attempts, last_error,
               xmax),
       UPDATE (delivered_at, attempts, last_error, available_at, parked_at)
    ON outbox TO {relay};
+GRANT EXECUTE ON FUNCTION okno_outbox_counts() TO {relay};
 GRANT SELECT ON okno_outbox_status TO {relay};
 """
 

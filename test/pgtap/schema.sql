@@ -1,6 +1,7 @@
 -- pgTAP: okno's schema as the contract names it (tables, columns,
--- constraints, indexes, function signatures and properties).
--- Runs in one transaction and rolls back.
+-- constraints, indexes, function signatures and properties): okno's own
+-- objects, and the application's tables as okno_create_tables() makes
+-- them.  Runs in one transaction and rolls back.
 \set ON_ERROR_STOP 1
 \set QUIET 1
 \pset format unaligned
@@ -11,13 +12,14 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS btree_gist;
 CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
+DO $$ BEGIN PERFORM okno_tap.okno_create_tables(); END $$;
 
-SELECT plan(322);
+SELECT plan(355);
 
 -- tables
-SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_adoption', 'okno_discarded',
+SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded',
     'okno_subscriber', 'okno_delivery']);
-SELECT columns_are('okno_tap', 'okno_purge_horizon', ARRAY['singleton', 'keys_purged_before', 'events_purged_before']);
+SELECT columns_are('okno_tap', 'okno_purge_horizon', ARRAY['singleton', 'keys_purged_before', 'events_purged_before', 'checked_since']);
 SELECT col_is_pk('okno_tap', 'okno_purge_horizon', 'singleton', 'okno_purge_horizon has one row at most');
 
 -- actors, resources
@@ -76,7 +78,7 @@ SELECT col_type_is('okno_tap', 'idempotency', 'response_body', 'jsonb', 'idempot
 SELECT col_type_is('okno_tap', 'idempotency', 'created_at', 'timestamp with time zone', 'idempotency.created_at is timestamptz');
 SELECT col_not_null('okno_tap', 'idempotency', c, 'idempotency.' || c || ' is NOT NULL')
   FROM unnest(ARRAY['actor_id', 'request_key', 'fingerprint', 'fingerprint_version', 'response_body', 'created_at']) AS c;
-SELECT col_default_is('okno_tap', 'idempotency', 'fingerprint_version', 1::smallint, 'fingerprint_version defaults to 1');
+SELECT col_default_is('okno_tap', 'idempotency', 'fingerprint_version', 0::smallint, 'fingerprint_version defaults to 0, the course''s form (okno writes its own)');
 SELECT col_is_pk('okno_tap', 'idempotency', ARRAY['actor_id', 'request_key']::name[], 'idempotency''s primary key is (actor_id, request_key)');
 SELECT fk_ok('okno_tap', 'idempotency', 'actor_id', 'okno_tap', 'actors', 'id');
 
@@ -126,19 +128,39 @@ SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint
             WHERE conrelid = 'okno_tap.outbox'::regclass AND conname = 'outbox_attempts_check'),
           'CHECK ((attempts >= 0))', 'outbox.attempts is never negative');
 
--- pg_dump keeps the rows and the identity sequences' positions
+-- pg_dump dumps the rows of okno's own tables as extension data; the
+-- application's tables it dumps as the tables they are
 SELECT set_eq(
     $$SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'okno'$$,
-    ARRAY['okno_tap.actors', 'okno_tap.resources', 'okno_tap.bookings', 'okno_tap.idempotency', 'okno_tap.outbox',
-          'okno_tap.actors_id_seq', 'okno_tap.resources_id_seq', 'okno_tap.bookings_id_seq', 'okno_tap.okno_purge_horizon',
-          'okno_tap.okno_adoption', 'okno_tap.okno_discarded', 'okno_tap.okno_subscriber', 'okno_tap.okno_delivery'],
-    'every table and identity sequence is an extension configuration relation');
+    ARRAY['okno_tap.okno_purge_horizon', 'okno_tap.okno_discarded', 'okno_tap.okno_subscriber', 'okno_tap.okno_delivery'],
+    'okno''s own tables are its configuration relations, and only they');
+-- the application's tables belong to whoever created them, are no
+-- members of the extension, and nothing of okno's refers to them
+SELECT is((SELECT count(*)::int FROM pg_class c
+            WHERE c.relnamespace = 'okno_tap'::regnamespace AND c.relkind IN ('r', 'S')
+              AND c.relname IN ('actors', 'resources', 'bookings', 'idempotency', 'outbox',
+                                'actors_id_seq', 'resources_id_seq', 'bookings_id_seq')
+              AND c.relowner = current_user::regrole), 8, 'the application''s tables and sequences belong to the role that created them');
+SELECT is((SELECT count(*)::int FROM pg_depend d JOIN pg_class c ON d.classid = 'pg_class'::regclass AND d.objid = c.oid
+            WHERE d.deptype = 'e' AND c.relname IN ('actors', 'resources', 'bookings', 'idempotency', 'outbox',
+                                                    'actors_id_seq', 'resources_id_seq', 'bookings_id_seq')),
+          0, 'the application''s tables are no members of the extension');
+SELECT is((SELECT count(*)::int FROM pg_depend d
+            JOIN pg_depend m ON m.classid = d.classid AND m.objid = d.objid AND m.deptype = 'e'
+                            AND m.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno')
+            JOIN pg_class c ON c.oid = d.refobjid AND d.refclassid = 'pg_class'::regclass
+           WHERE c.relname IN ('actors', 'resources', 'bookings', 'idempotency', 'outbox')),
+          0, 'nothing of okno''s depends on the application''s tables (a restore creates okno before them)');
+SELECT is((SELECT count(*)::int FROM pg_constraint k
+            WHERE k.contype = 'f' AND k.conrelid::regclass::text ~ '^okno_tap\.okno_'),
+          0, 'okno''s own tables have no foreign keys');
 
 -- functions: signatures, results, volatility, strictness, parallel safety
 SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 'okno_fingerprint', 'okno_drain_once',
     'okno_drain', 'okno_record_failure', 'okno_release', 'okno_requeue', 'okno_get_booking', 'okno_cancel_booking', 'okno_purge',
-    'okno_verify', 'okno_errors', 'okno_create_booking_result', 'okno_drop_guard', 'okno_wait',
-    'okno_requeue_parked', 'okno_discard', 'okno_subscribe', 'okno_unsubscribe']);
+    'okno_verify', 'okno_errors', 'okno_create_booking_result', 'okno_wait',
+    'okno_requeue_parked', 'okno_discard', 'okno_subscribe', 'okno_unsubscribe',
+    'okno_outbox_counts', 'okno_subscriber_counts', 'okno_create_tables', 'okno_prepare_tables']);
 CREATE TEMP TABLE fn (name name, args name[], result text, signature text, vol text, par text);
 INSERT INTO fn VALUES
   ('okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb', 'actor integer, key text, payload jsonb', 'volatile', 'u'),
@@ -148,7 +170,9 @@ INSERT INTO fn VALUES
   ('okno_fingerprint', ARRAY['jsonb', 'smallint'], 'text', 'payload jsonb, fingerprint_version smallint', 'immutable', 's'),
   ('okno_drain_once', ARRAY[]::name[], 'TABLE(event_id uuid, kind text, payload jsonb)', '', 'volatile', 'u'),
   ('okno_drain', ARRAY['integer'], 'TABLE(event_id uuid, kind text, payload jsonb, attempts integer)', 'max_events integer DEFAULT 100', 'volatile', 'u'),
-  ('okno_record_failure', ARRAY['uuid', 'text'], 'okno_tap.outbox', 'event_id uuid, error text', 'volatile', 'u'),
+  ('okno_record_failure', ARRAY['uuid', 'text'], 'record',
+   'event_id uuid, error text, OUT id uuid, OUT kind text, OUT payload jsonb, OUT created_at timestamp with time zone, OUT delivered_at timestamp with time zone, OUT attempts integer, OUT last_error text, OUT available_at timestamp with time zone, OUT parked_at timestamp with time zone, OUT created_xid xid8',
+   'volatile', 'u'),
   ('okno_release', ARRAY['uuid'], 'boolean', 'event_id uuid', 'volatile', 'u'),
   ('okno_requeue', ARRAY['uuid'], 'boolean', 'event_id uuid', 'volatile', 'u'),
   ('okno_get_booking', ARRAY['integer', 'bigint'], 'jsonb', 'actor integer, booking_id bigint', 'stable', 'r'),
@@ -165,7 +189,15 @@ INSERT INTO fn VALUES
   ('okno_drain_once', ARRAY['text'], 'TABLE(event_id uuid, kind text, payload jsonb)', 'subscriber text', 'volatile', 'u'),
   ('okno_record_failure', ARRAY['uuid', 'text', 'text'], 'okno_tap.okno_delivery', 'event_id uuid, error text, subscriber text', 'volatile', 'u'),
   ('okno_release', ARRAY['uuid', 'text'], 'boolean', 'event_id uuid, subscriber text', 'volatile', 'u'),
-  ('okno_requeue', ARRAY['uuid', 'text'], 'boolean', 'event_id uuid, subscriber text', 'volatile', 'u');
+  ('okno_requeue', ARRAY['uuid', 'text'], 'boolean', 'event_id uuid, subscriber text', 'volatile', 'u'),
+  ('okno_outbox_counts', ARRAY[]::name[], 'record',
+   'OUT pending bigint, OUT due_now bigint, OUT delayed bigint, OUT parked bigint, OUT delivered bigint, OUT oldest_pending_age interval, OUT oldest_due_age interval, OUT held_back bigint',
+   'stable', 'r'),
+  ('okno_subscriber_counts', ARRAY[]::name[], 'SETOF record',
+   'OUT subscriber text, OUT subscribed_at timestamp with time zone, OUT pending bigint, OUT due_now bigint, OUT delayed bigint, OUT parked bigint, OUT held_back bigint, OUT not_copied bigint, OUT oldest_pending_age interval, OUT copied_at timestamp with time zone',
+   'stable', 'r'),
+  ('okno_create_tables', ARRAY[]::name[], 'SETOF text', '', 'volatile', 'u'),
+  ('okno_prepare_tables', ARRAY[]::name[], 'SETOF text', '', 'volatile', 'u');
 SELECT has_function('okno_tap', name, args, name || '(' || array_to_string(args, ', ') || ') exists') FROM fn ORDER BY name;
 SELECT volatility_is('okno_tap', name, args, vol, name || ' is ' || vol) FROM fn ORDER BY name;
 SELECT isnt_strict('okno_tap', name, args, name || ' is not strict: NULL arguments are errors') FROM fn ORDER BY name;
@@ -186,11 +218,10 @@ SELECT function_returns('okno_tap', 'okno_verify', ARRAY[]::name[], 'setof recor
 SELECT is(pg_get_function_result('okno_tap.okno_verify()'::regprocedure), 'TABLE(problem text, detail text)', 'okno_verify returns (problem, detail)');
 SELECT volatility_is('okno_tap', 'okno_verify', ARRAY[]::name[], 'stable', 'okno_verify is stable');
 SELECT isnt_definer('okno_tap', 'okno_verify', ARRAY[]::name[], 'okno_verify is SECURITY INVOKER');
-SELECT function_lang_is('okno_tap', 'okno_verify', ARRAY[]::name[], 'sql', 'okno_verify is SQL');
+SELECT function_lang_is('okno_tap', 'okno_verify', ARRAY[]::name[], 'c', 'okno_verify is written in C (a SQL body would refer to the application''s tables)');
 SELECT is(pg_get_function_result('okno_tap.okno_errors()'::regprocedure), 'TABLE(code text, sqlstate text, http_status integer, message text)', 'okno_errors returns (code, sqlstate, http_status, message)');
 SELECT volatility_is('okno_tap', 'okno_errors', ARRAY[]::name[], 'immutable', 'okno_errors is immutable');
-SELECT ok((SELECT prosqlbody IS NOT NULL FROM pg_proc WHERE oid = 'okno_tap.okno_verify()'::regprocedure),
-          'okno_verify''s body is parsed at creation (BEGIN ATOMIC), not at each call');
+SELECT is((SELECT proparallel::text FROM pg_proc WHERE oid = 'okno_tap.okno_verify()'::regprocedure), 'r', 'okno_verify is parallel restricted');
 SELECT is(pg_get_function_result(p.oid), fn.result, fn.name || ' returns ' || fn.result)
   FROM fn JOIN pg_proc p ON p.proname = fn.name AND p.pronamespace = 'okno_tap'::regnamespace
    AND pg_catalog.oidvectortypes(p.proargtypes) = array_to_string(fn.args, ', ')
@@ -204,16 +235,10 @@ SELECT is(p.proparallel::text, fn.par, fn.name || ' parallel ' || fn.par)
    AND pg_catalog.oidvectortypes(p.proargtypes) = array_to_string(fn.args, ', ')
  ORDER BY fn.name, fn.args;
 
--- 0.5.0: the record of adopted tables, and the event trigger that keeps
--- them when okno is dropped
-SELECT columns_are('okno_tap', 'okno_adoption', ARRAY['relation', 'former_owner', 'adopted_at', 'row_count', 'added']);
-SELECT col_is_pk('okno_tap', 'okno_adoption', 'relation', 'okno_adoption is keyed by relation');
-SELECT function_returns('okno_tap', 'okno_drop_guard', ARRAY[]::name[], 'event_trigger', 'okno_drop_guard is an event trigger function');
-SELECT is((SELECT evtevent || ' ' || array_to_string(evttags, ',') || ' ' || evtenabled::text FROM pg_event_trigger WHERE evtname = 'okno_drop_guard'),
-          'ddl_command_start DROP EXTENSION,DROP OWNED O', 'the event trigger runs before DROP EXTENSION and DROP OWNED');
-SELECT ok(EXISTS (SELECT FROM pg_depend WHERE classid = 'pg_event_trigger'::regclass AND deptype = 'e'
+-- 0.6.0: no event trigger (0.5.0's okno_drop_guard is retired)
+SELECT ok(NOT EXISTS (SELECT FROM pg_depend WHERE classid = 'pg_event_trigger'::regclass AND deptype = 'e'
                      AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno')),
-          'the event trigger belongs to the extension');
+          'okno has no event trigger');
 
 -- 0.5.0: the record of discarded events
 SELECT columns_are('okno_tap', 'okno_discarded', ARRAY['event_id', 'subscriber', 'kind', 'payload', 'attempts',
@@ -254,15 +279,16 @@ SELECT has_extension('okno');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'okno'), false, 'okno is not relocatable');
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'okno'), (SELECT default_version FROM pg_available_extensions WHERE name = 'okno'), 'okno is at its default version');
 SELECT is((SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'okno'), 'okno_tap', 'installed into the schema given');
-SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.5.0'), true, 'okno is trusted');
-SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.5.0'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
-SELECT is((SELECT array_agg(version ORDER BY version) FROM pg_available_extension_versions WHERE name = 'okno'), ARRAY['0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.4.1', '0.5.0']::text[], 'versions 0.1.0 to 0.5.0 are available');
+SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.6.0'), true, 'okno is trusted');
+SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.6.0'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
+SELECT is((SELECT array_agg(version ORDER BY version) FROM pg_available_extension_versions WHERE name = 'okno'), ARRAY['0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.4.1', '0.5.0', '0.6.0']::text[], 'versions 0.1.0 to 0.6.0 are available');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.2.0' AND path = '0.1.0--0.2.0'), 'an update path leads from 0.1.0 to 0.2.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.2.0' AND target = '0.3.0' AND path = '0.2.0--0.3.0'), 'an update path leads from 0.2.0 to 0.3.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.3.0' AND target = '0.4.0' AND path = '0.3.0--0.4.0'), 'an update path leads from 0.3.0 to 0.4.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.4.0' AND target = '0.4.1' AND path = '0.4.0--0.4.1'), 'an update path leads from 0.4.0 to 0.4.1');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.4.1' AND target = '0.5.0' AND path = '0.4.1--0.5.0'), 'an update path leads from 0.4.1 to 0.5.0');
-SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.5.0' AND path = '0.1.0--0.2.0--0.3.0--0.4.0--0.4.1--0.5.0'), 'an update path leads from 0.1.0 to 0.5.0');
+SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.5.0' AND target = '0.6.0' AND path = '0.5.0--0.6.0'), 'an update path leads from 0.5.0 to 0.6.0');
+SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.6.0' AND path = '0.1.0--0.2.0--0.3.0--0.4.0--0.4.1--0.5.0--0.6.0'), 'an update path leads from 0.1.0 to 0.6.0');
 -- the drain hint: a sequence okno owns, not dumped (a restored database
 -- starts without a hint), readable only by its owner
 SELECT has_sequence('okno_tap', 'okno_drain_hint', 'the drain hint is a sequence');

@@ -5,12 +5,15 @@
 # the system's own where it has them (Debian 13 and testing: the roots of
 # tools/test-all), else Debian 13's in the root tools/pgroot 17 builds,
 # against this cluster's socket) books and drains, then the database owner
-# runs CREATE EXTENSION
-# okno.  Every key the course stored replays through okno exactly as the
-# course stored it, its pending events are delivered once, okno_verify is
-# empty; the course's service and okno work side by side; the adopted
-# database survives pg_dump and pg_restore; DROP EXTENSION leaves the
-# course's tables.  A lesson-10 database (no outbox) is adopted too.
+# runs CREATE EXTENSION okno, which changes none of the course's tables, and
+# SELECT okno_prepare_tables(), which adds what okno needs; the tables stay
+# the owner's, and its next migration (ALTER TABLE bookings ADD COLUMN)
+# works with okno in use.  Every key the course stored replays through okno
+# exactly as the course stored it, its pending events are delivered once,
+# okno_verify is empty; the course's service and okno work side by side; a
+# plain pg_dump and pg_restore keep every row, the owner's new column
+# included; DROP EXTENSION leaves the course's tables as they are.  A
+# lesson-10 database (no outbox) gets its outbox from okno_create_tables().
 #
 # Runs against the throwaway cluster of tools/run (PGHOST, PGPORT, PGUSER)
 # as root (chroot, a bind mount of the socket directory); prints one
@@ -103,11 +106,36 @@ check "the course's drain_once delivered one event" 1 "$(lines "$work/drain14.ou
 pending=$(as_course "$db" -c "SELECT count(*) FROM outbox WHERE delivered_at IS NULL")
 check "3 of the course's events are pending" 3 "$pending"
 
-as_course "$db" -c "CREATE EXTENSION okno CASCADE" >"$work/adopt14.out" 2>&1
-check "CREATE EXTENSION okno, by the database owner, adopts the five tables" \
-	"actors bookings idempotency outbox resources" \
-	"$(as_course "$db" -c "SELECT string_agg(relation, ' ' ORDER BY relation) FROM okno_adoption")"
-check "... and says so" 5 "$(grep -c '^WARNING:  okno adopted table' "$work/adopt14.out")"
+# the course's tables as objects: owner, membership, columns, defaults,
+# constraints, indexes, triggers, grants
+describe="SELECT md5(string_agg(l, ';' ORDER BY l)) FROM (
+  SELECT format('%s %s %s %s %s', c.relname, c.relkind, pg_get_userbyid(c.relowner), c.relacl,
+         EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')) AS l
+    FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relname !~ '^okno_'
+  UNION ALL SELECT format('%s.%s %s %s %s', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid))
+    FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+   WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' AND c.relname !~ '^okno_' AND a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL SELECT format('%s %s', conrelid::regclass, pg_get_constraintdef(oid)) FROM pg_constraint
+   WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text !~ '^okno_'
+  UNION ALL SELECT format('trigger %s %s', tgrelid::regclass, tgname) FROM pg_trigger WHERE NOT tgisinternal) AS s"
+before=$(q "$db" "$describe")
+as_course "$db" -c "CREATE EXTENSION okno CASCADE" >"$work/install14.out" 2>&1
+check "CREATE EXTENSION okno, by the database owner, changes none of the course's tables" "$before" "$(q "$db" "$describe")"
+check "... and okno does not serve them until they have what it needs, saying what that is" \
+	"error: okno's tables in schema public cannot serve it" \
+	"$(okno "$db" 1 not-yet '{"resource_id":1,"starts_at":"2026-12-08T07:00:00Z","ends_at":"2026-12-08T08:00:00Z"}')"
+as_course "$db" -c "SELECT * FROM okno_prepare_tables()" >"$work/prepare14.out" 2>&1
+check "okno_prepare_tables(), by the owner, adds okno's columns and indexes" "9 5" \
+	"$(grep -c ': added column ' "$work/prepare14.out") $(grep -c ': created index ' "$work/prepare14.out")"
+check "... and the tables are still the course's own, no members of the extension" \
+	"actors:course:f bookings:course:f idempotency:course:f outbox:course:f resources:course:f" \
+	"$(q "$db" "SELECT string_agg(format('%s:%s:%s', c.relname, pg_get_userbyid(c.relowner), EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')), ' ' ORDER BY c.relname) FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' AND c.relname !~ '^okno_'")"
+
+# the course's next migration, by the owner, with okno installed
+as_course "$db" -c "ALTER TABLE bookings ADD COLUMN note text" \
+	-c "CREATE INDEX bookings_by_actor ON bookings (actor_id)" >/dev/null 2>"$work/migrate15.err"
+check "the course's next migration (ALTER TABLE bookings ADD COLUMN, CREATE INDEX) runs as the owner" "" \
+	"$(cat "$work/migrate15.err")"
 
 # every key the course stored replays through okno exactly as stored
 n=0
@@ -132,7 +160,7 @@ check "the course's keys keep the course's form (version 0)" "0:4" \
 	"$(as_course "$db" -c "SELECT fingerprint_version || ':' || count(*) FROM idempotency GROUP BY fingerprint_version")"
 check "okno delivers the course's 3 pending events, once" "3|0" \
 	"$(as_course "$db" -c "SELECT count(*) FROM okno_drain(100)")|$(as_course "$db" -c "SELECT count(*) FROM okno_drain(100)")"
-check "okno_verify is empty after the adoption" "" "$(as_course "$db" -c "SELECT * FROM okno_verify()")"
+check "okno_verify is empty once okno serves the tables" "" "$(as_course "$db" -c "SELECT * FROM okno_verify()")"
 
 # side by side: the course's service goes on writing, okno replays it; each
 # replays the other's keys where the forms agree
@@ -156,19 +184,26 @@ check "... and answers key_reused for okno's key written at +03:00 (they do not)
 	"key_reused" "$(sed -n 2p "$work/beside2.out" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("error"))')"
 check "okno_verify is empty with both writing" "" "$(as_course "$db" -c "SELECT * FROM okno_verify()")"
 
-# pg_dump and pg_restore keep it all, as for a fresh install
+# a booking with the new column filled, by the course's role
+as_course "$db" -c "UPDATE bookings SET note = 'from lesson 15' WHERE id = 1" >/dev/null
+
+# a plain pg_dump and pg_restore keep it all
 "$PGBIN/pg_dump" -Fc -d "$db" -f "$work/course14.dump" 2>"$work/dump.err" ||
-	not_ok "pg_dump of the adopted database" "$(tail -n 3 "$work/dump.err")"
+	not_ok "pg_dump of the course's database" "$(tail -n 3 "$work/dump.err")"
 restored=okno_course14_restored
 "$PGBIN/dropdb" --if-exists --force "$restored" 2>/dev/null
 "$PGBIN/createdb" -O course "$restored" && DBS+=("$restored")
 # (as the database owner, whose CREATE EXTENSION makes it okno's owner
 # again, with the privileges okno grants)
 "$PGBIN/pg_restore" -U course -d "$restored" "$work/course14.dump" 2>"$work/restore.err"
-check "pg_restore of the adopted database, by its owner, reports no error" "" "$(cat "$work/restore.err")"
-for t in actors resources bookings idempotency outbox okno_adoption; do
-	check "... $t has every row" "$(q "$db" "SELECT count(*) FROM $t")" "$(q "$restored" "SELECT count(*) FROM $t")"
+check "pg_restore of the course's database, by its owner, reports no error" "" "$(cat "$work/restore.err")"
+for t in actors resources bookings idempotency outbox; do
+	check "... $t has every row, every column" "$(q "$db" "SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM $t t")" \
+		"$(q "$restored" "SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM $t t")"
 done
+check "... the owner's new column came back with its values" "from lesson 15" \
+	"$(q "$restored" "SELECT note FROM bookings WHERE id = 1")"
+check "... and the tables as they were" "$(q "$db" "$describe")" "$(q "$restored" "$describe")"
 got=$(okno "$restored" 1 november-room-1 "$B1")
 check_true "... a course key replays there as stored" same_json "$got" \
 	"$(q "$db" "SELECT response_body FROM idempotency WHERE actor_id = 1 AND request_key = 'november-room-1'")"
@@ -179,11 +214,16 @@ check "... new bookings go on after the course's ids" \
 check "... okno_verify is empty" "" "$(q "$restored" "SELECT * FROM okno_verify()")"
 
 # DROP EXTENSION leaves the course's tables and rows
-before=$(q "$db" "SELECT (SELECT count(*) FROM bookings) || ' ' || (SELECT count(*) FROM idempotency) || ' ' || (SELECT count(*) FROM outbox)")
+rows="SELECT md5(concat_ws('|', (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM bookings t), (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM idempotency t), (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM outbox t)))"
+before="$(q "$db" "$describe") $(q "$db" "$rows")"
 as_course "$db" -c "DROP EXTENSION okno" >"$work/drop.out" 2>&1
-check "DROP EXTENSION okno leaves the five tables with every row" "$before" \
-	"$(q "$db" "SELECT (SELECT count(*) FROM bookings) || ' ' || (SELECT count(*) FROM idempotency) || ' ' || (SELECT count(*) FROM outbox)")"
-check "... and says so for each" 5 "$(grep -c 'stays: it existed before okno was installed' "$work/drop.out")"
+check "DROP EXTENSION okno leaves the five tables as they were, every row" "$before" \
+	"$(q "$db" "$describe") $(q "$db" "$rows")"
+# and the course's service goes on without okno
+course "$db" 14 create <<EOF >"$work/after-drop.out" 2>>"$work/course14.err"
+$(req 2 after-drop '{"resource_id":1,"starts_at":"2026-12-10T10:00:00+03:00","ends_at":"2026-12-10T11:00:00+03:00"}')
+EOF
+check "... and the course's service books there without okno" 1 "$(grep -c '"card"' "$work/after-drop.out")"
 
 # --- lesson 10: no outbox yet -------------------------------------------------
 db=okno_course10
@@ -193,13 +233,13 @@ migrate "$db" 001_actors_resources.sql 002_bookings.sql 003_idempotency.sql
 	req 2 october-room-1 "$B3"
 } | course "$db" 10 create >"$work/course10.out" 2>"$work/course10.err"
 check "the lesson-10 service booked twice" 2 "$(grep -c '"card"' "$work/course10.out")"
-as_course "$db" -c "CREATE EXTENSION okno CASCADE" >"$work/adopt10.out" 2>&1
-check "okno adopts four tables and makes the outbox" "actors bookings idempotency resources|t" \
-	"$(as_course "$db" -c "SELECT string_agg(relation, ' ' ORDER BY relation) FROM okno_adoption")|$(q "$db" "SELECT to_regclass('outbox') IS NOT NULL")"
+as_course "$db" -c "CREATE EXTENSION okno CASCADE" -c "SELECT * FROM okno_create_tables()" >"$work/install10.out" 2>&1
+check "okno_create_tables() makes the outbox, the course's role's" "outbox: created|course" \
+	"$(grep -o 'outbox: created$' "$work/install10.out")|$(q "$db" "SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = to_regclass('outbox')")"
 got=$(okno "$db" 2 october-room-1 "$B3")
 check_true "a lesson-10 key replays through okno as stored" same_json "$got" \
 	"$(q "$db" "SELECT response_body FROM idempotency WHERE actor_id = 2 AND request_key = 'october-room-1'")"
-okno "$db" 1 after-adoption "$B2" >/dev/null
+okno "$db" 1 with-okno "$B2" >/dev/null
 check "only okno's own event is pending" "1" "$(as_course "$db" -c "SELECT count(*) FROM okno_drain(100)")"
 check "okno_verify is empty" "" "$(as_course "$db" -c "SELECT * FROM okno_verify()")"
 

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# dump_restore: okno's rows survive pg_dump / pg_restore into a fresh
-# database, and the restored database goes on as before: replays return the
-# same cards, new bookings and actors get ids past the restored ones, the
-# drain hands out exactly the events that were due (not the parked or the
-# delayed ones), each subscriber goes on from where it was (its parked
-# events parked, the events it had not copied yet delivered once), and
-# okno_verify() stays empty.
+# dump_restore: a plain pg_dump -Fc of a database with okno, restored with
+# pg_restore by the database owner (not a superuser) into an empty
+# database: no error, and everything comes back.  The application's tables
+# are its own, with a column, a trigger, an index and a grant of the
+# application's on each of the five; pg_dump dumps them as the tables they
+# are and okno's own tables as extension data.  The restored database goes
+# on as before: replays return the same cards, new bookings and actors get
+# ids past the restored ones, the drain hands out exactly the events that
+# were due (not the parked or the delayed ones), each subscriber goes on
+# from where it was (its parked events parked, the events it had not copied
+# yet delivered once), and okno_verify() stays empty.
 #
 # Runs against the throwaway cluster of tools/run (PGHOST, PGPORT, PGUSER);
 # prints one "ok - ..." or "not ok - ..." line per check.
@@ -29,14 +33,43 @@ check() {	# check DESCRIPTION WANT GOT
 	fi
 }
 
-"$PGBIN/dropdb" --if-exists "$src" 2>/dev/null
-"$PGBIN/dropdb" --if-exists "$dst" 2>/dev/null
-"$PGBIN/createdb" "$src"
+owner=okno_dump_owner
+reader=okno_dump_reader
+cleanup() {
+	"$PGBIN/dropdb" --if-exists "$src" 2>/dev/null
+	"$PGBIN/dropdb" --if-exists "$dst" 2>/dev/null
+	"$PGBIN/psql" -X -q -c "DROP ROLE IF EXISTS $reader" -c "DROP ROLE IF EXISTS $owner" 2>/dev/null
+}
+trap 'cleanup; rm -rf "$work"' EXIT
+cleanup
+"$PGBIN/psql" -X -q -c "CREATE ROLE $owner LOGIN NOSUPERUSER" -c "CREATE ROLE $reader" >/dev/null
+"$PGBIN/createdb" -O "$owner" "$src"
 
 payload() { echo "{\"resource_id\":$1,\"starts_at\":\"2026-12-0$2T10:00:00+03:00\",\"ends_at\":\"2026-12-0$2T11:00:00+03:00\"}"; }
 
-"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d "$src" >/dev/null 2>&1 <<SQL
+# as the database owner: okno, the tables, and the application's own on
+# each of the five (a column with a default, a trigger that writes it, an
+# index on it, a grant to another role)
+"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -U "$owner" -d "$src" >/dev/null 2>&1 <<SQL
 CREATE EXTENSION okno CASCADE;
+DO \$\$ BEGIN PERFORM okno_create_tables(); END \$\$;
+CREATE FUNCTION app_stamp() RETURNS trigger LANGUAGE plpgsql AS \$\$
+BEGIN
+    NEW.app_note := NEW.app_note || ' stamped';
+    RETURN NEW;
+END \$\$;
+DO \$\$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox'] LOOP
+        EXECUTE format('ALTER TABLE %I ADD COLUMN app_note text DEFAULT %L', t, 'by the application');
+        EXECUTE format('CREATE TRIGGER app_stamp BEFORE INSERT ON %I FOR EACH ROW EXECUTE FUNCTION app_stamp()', t);
+        EXECUTE format('CREATE INDEX %I ON %I (app_note)', t || '_app_note', t);
+        EXECUTE format('GRANT SELECT ON %I TO $reader', t);
+    END LOOP;
+END
+\$\$;
 INSERT INTO actors (name) VALUES ('ann'), ('boris');
 INSERT INTO resources (name) VALUES ('room'), ('hall');
 SELECT okno_subscribe('journal'), okno_subscribe('notify');
@@ -79,14 +112,43 @@ snapshot="SELECT (SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, resource_id,
   || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s/%s', event_id, subscriber, kind, payload, attempts, last_error, parked_at, discarded_at, discarded_by), ';') FROM okno_discarded)
   || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s', name, subscribed_at, since, copied_snapshot, copied_system, copied_at), ';' ORDER BY name) FROM okno_subscriber)
   || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s/%s', subscriber, event_id, booking, first, delivered_at, attempts, last_error, available_at, parked_at), ';' ORDER BY subscriber, event_id) FROM okno_delivery)
-  || ' | ' || (SELECT string_agg(format('%s/%s', id, created_xid), ';' ORDER BY id) FROM outbox)"
+  || ' | ' || (SELECT string_agg(format('%s/%s', id, created_xid), ';' ORDER BY id) FROM outbox)
+  || ' | ' || (SELECT string_agg(t::text, ';' ORDER BY t::text) FROM (
+       SELECT 'actors ' || app_note FROM actors UNION ALL SELECT 'resources ' || app_note FROM resources
+       UNION ALL SELECT 'bookings ' || app_note FROM bookings UNION ALL SELECT 'idempotency ' || app_note FROM idempotency
+       UNION ALL SELECT 'outbox ' || app_note FROM outbox) AS t(t))"
+# the application's tables as objects: owner, membership, columns with
+# defaults, triggers, indexes, grants
+schema="SELECT string_agg(l, ';' ORDER BY l) FROM (
+  SELECT format('%s owner %s member %s', c.relname, pg_get_userbyid(c.relowner),
+         EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')) AS l
+    FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'S') AND c.relname !~ '^okno_'
+  UNION ALL SELECT format('%s.%s %s %s', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod), pg_get_expr(d.adbin, d.adrelid))
+    FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+   WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' AND c.relname !~ '^okno_' AND a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL SELECT format('trigger %s %s %s', tgrelid::regclass, tgname, tgenabled) FROM pg_trigger WHERE NOT tgisinternal
+  UNION ALL SELECT format('index %s', pg_get_indexdef(indexrelid)) FROM pg_index
+   WHERE indrelid IN (SELECT oid FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relname !~ '^okno_')
+  UNION ALL SELECT format('acl %s %s', c.relname, c.relacl) FROM pg_class c
+   WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'S') AND c.relname !~ '^okno_') AS s"
+# the rows of the application's five tables, every column
+rows="SELECT md5(concat_ws('|', (SELECT string_agg(t::text, ',' ORDER BY t.id) FROM actors t),
+  (SELECT string_agg(t::text, ',' ORDER BY t.id) FROM resources t), (SELECT string_agg(t::text, ',' ORDER BY t.id) FROM bookings t),
+  (SELECT string_agg(t::text, ',' ORDER BY t.actor_id, t.request_key) FROM idempotency t), (SELECT string_agg(t::text, ',' ORDER BY t.id) FROM outbox t)))"
 
+check "the application's trigger ran as the rows were written, okno's included" "5" \
+	"$(q "$src" "SELECT count(DISTINCT t) FROM (SELECT 'actors' FROM actors WHERE app_note LIKE '% stamped' UNION ALL SELECT 'resources' FROM resources WHERE app_note LIKE '% stamped' UNION ALL SELECT 'bookings' FROM bookings WHERE app_note LIKE '% stamped' UNION ALL SELECT 'idempotency' FROM idempotency WHERE app_note LIKE '% stamped' UNION ALL SELECT 'outbox' FROM outbox WHERE app_note LIKE '% stamped') AS s(t)")"
+
+# a plain dump, and a restore as the database owner into an empty database
 "$PGBIN/pg_dump" -Fc -d "$src" -f "$work/okno.dump"
 check "pg_dump exits 0" 0 $?
-"$PGBIN/createdb" "$dst"
-"$PGBIN/pg_restore" -d "$dst" "$work/okno.dump" 2>"$work/restore.err"
-check "pg_restore exits 0" 0 $?
+"$PGBIN/createdb" -O "$owner" "$dst"
+"$PGBIN/pg_restore" -U "$owner" -d "$dst" "$work/okno.dump" 2>"$work/restore.err"
+check "pg_restore, as the database owner, exits 0" 0 $?
 check "pg_restore prints nothing" "" "$(cat "$work/restore.err")"
+check "the application's tables come back as they were: the owner's, no extension members, every column, default, trigger, index and grant" \
+	"$(q "$src" "$schema")" "$(q "$dst" "$schema")"
+check "the restored okno is the owner's" "$owner" "$(q "$dst" "SELECT pg_get_userbyid(extowner) FROM pg_extension WHERE extname = 'okno'")"
 
 check "bookings, keys, events (with their attempts, errors, delays and parking), actors, the purge horizon, the discard record and the subscribers with their delivery states are restored as they were" \
 	"$(q "$src" "$snapshot")" "$(q "$dst" "$snapshot")"
@@ -126,5 +188,8 @@ check "notify, which had copied nothing, gets every event since it subscribed, e
 	"$(for i in 1 2 3; do q "$dst" "SELECT string_agg(kind || ' ' || payload, ';' ORDER BY kind DESC, payload::text) FROM okno_drain(100, 'notify')"; done | paste -sd '|')"
 check "okno_verify() is empty after the subscribers' drains" "0" "$(q "$dst" "SELECT count(*) FROM okno_verify()")"
 
-"$PGBIN/dropdb" "$src"
-"$PGBIN/dropdb" "$dst"
+# DROP EXTENSION leaves the restored tables as they are
+before="$(q "$dst" "$schema") $(q "$dst" "$rows")"
+q "$dst" "DROP EXTENSION okno" >/dev/null
+check "DROP EXTENSION okno in the restored database leaves the application's tables and rows" \
+	"$before" "$(q "$dst" "$schema") $(q "$dst" "$rows")"

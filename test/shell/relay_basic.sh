@@ -114,6 +114,7 @@ lab=okno_relay_basic_lab
 "$PGBIN/createdb" "$lab"
 DBS+=("$lab")
 q "$lab" "CREATE SCHEMA \"Okno Lab\"; CREATE EXTENSION okno SCHEMA \"Okno Lab\" CASCADE;
+          SELECT count(*) FROM \"Okno Lab\".okno_create_tables();
           INSERT INTO \"Okno Lab\".actors (name) VALUES ('ann');
           INSERT INTO \"Okno Lab\".resources (name) VALUES ('room')" >/dev/null 2>&1
 book "$lab" 1 3 '"Okno Lab"'

@@ -11,6 +11,7 @@ CREATE DATABASE regress_okno_drain_read;
 SET client_min_messages = warning;
 CREATE EXTENSION okno CASCADE;
 RESET client_min_messages;
+SELECT count(*) AS tables_created FROM okno_create_tables();
 INSERT INTO actors (name) VALUES ('ann');
 INSERT INTO resources (name) VALUES ('room');
 SELECT count(okno_create_booking(1, 'k' || i, jsonb_build_object('resource_id', 1,

@@ -17,6 +17,12 @@ SELECT okno_create_booking(1, 'e-4', okno_test.payload(1, '2028-01-01T10:00:00Z'
 INSERT INTO raised VALUES
   ('key_reused', okno_test.err($$SELECT okno_create_booking(1, 'e-4', okno_test.payload(2, '2028-01-01T10:00:00Z', '2028-01-01T11:00:00Z'))$$)),
   ('slot_busy', okno_test.err($$SELECT okno_create_booking(1, 'e-5', okno_test.payload(1, '2028-01-01T10:00:00Z', '2028-01-01T11:00:00Z'))$$));
+-- tables_unfit: a column okno needs renamed away (rolled back)
+BEGIN;
+ALTER TABLE outbox RENAME COLUMN parked_at TO parked;
+SELECT okno_test.err('SELECT * FROM okno_drain(1)') AS unfit \gset
+ROLLBACK;
+INSERT INTO raised VALUES ('tables_unfit', :'unfit');
 SELECT r.code, left(r.result, 5) AS raised_sqlstate, e.sqlstate AS catalogue_sqlstate, e.http_status,
        substr(r.result, 7) LIKE '%' || split_part(e.message, ' ', 1) || '%' AS message_matches
   FROM raised r LEFT JOIN okno_errors() e ON e.code = r.code ORDER BY e.sqlstate;

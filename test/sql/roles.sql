@@ -11,15 +11,22 @@
 -- sequences have moved on: sequences are not transactional).
 --
 
--- okno's ACLs now, to compare at the end
+-- the ACLs of okno's objects and of the application's five tables now, to
+-- compare at the end
 SELECT md5(string_agg(acl, ';' ORDER BY acl)) AS acls_before FROM (
     SELECT format('%s %s', c.oid::regclass, c.relacl) AS acl
-      FROM pg_class c JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid
-     WHERE d.deptype = 'e' AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno')
+      FROM pg_class c
+     WHERE c.oid IN (SELECT d.objid FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.deptype = 'e'
+                        AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno'))
+        OR c.oid IN ('actors'::regclass, 'resources'::regclass, 'bookings'::regclass,
+                     'idempotency'::regclass, 'outbox'::regclass)
     UNION ALL
     SELECT format('%s.%s %s', a.attrelid::regclass, a.attname, a.attacl)
-      FROM pg_attribute a JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = a.attrelid
-     WHERE d.deptype = 'e' AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno')
+      FROM pg_attribute a
+     WHERE (a.attrelid IN (SELECT d.objid FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.deptype = 'e'
+                              AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno'))
+            OR a.attrelid IN ('actors'::regclass, 'resources'::regclass, 'bookings'::regclass,
+                              'idempotency'::regclass, 'outbox'::regclass))
        AND a.attacl IS NOT NULL
     UNION ALL
     SELECT format('%s %s', p.oid::regprocedure, p.proacl)
@@ -134,6 +141,7 @@ GRANT SELECT (id, kind, payload, created_at, delivered_at, attempts, last_error,
       UPDATE (delivered_at, attempts, last_error, available_at, parked_at)
    ON outbox TO regress_okno_relay;
 GRANT INSERT ON okno_discarded TO regress_okno_relay;
+GRANT EXECUTE ON FUNCTION okno_outbox_counts() TO regress_okno_relay;
 GRANT SELECT ON okno_outbox_status TO regress_okno_relay;
 --    and for subscribers
 GRANT EXECUTE ON FUNCTION okno_drain(integer, text), okno_drain_once(text),
@@ -142,21 +150,21 @@ GRANT EXECUTE ON FUNCTION okno_drain(integer, text), okno_drain_once(text),
 GRANT SELECT (created_xid) ON outbox TO regress_okno_relay;
 GRANT SELECT, UPDATE ON okno_subscriber TO regress_okno_relay;
 GRANT SELECT, INSERT, UPDATE, DELETE ON okno_delivery TO regress_okno_relay;
+GRANT EXECUTE ON FUNCTION okno_subscriber_counts() TO regress_okno_relay;
 GRANT SELECT ON okno_subscribers TO regress_okno_relay;
 
 -- 3. maintenance: retention and the invariant checker
 GRANT EXECUTE ON FUNCTION okno_purge(interval, interval), okno_verify() TO regress_okno_maint;
-GRANT SELECT (id, resource_id, actor_id, starts_at, ends_at, status, created_at)
+GRANT SELECT (id, resource_id, actor_id, starts_at, ends_at, created_at)
    ON bookings TO regress_okno_maint;
 GRANT SELECT (actor_id, request_key, fingerprint, fingerprint_version, response_body, created_at), DELETE
    ON idempotency TO regress_okno_maint;
 GRANT SELECT (id, kind, payload, delivered_at, attempts, last_error, parked_at), DELETE
    ON outbox TO regress_okno_maint;
-GRANT SELECT (singleton, keys_purged_before, events_purged_before),
+GRANT SELECT (singleton, keys_purged_before, events_purged_before, checked_since),
       INSERT (singleton, keys_purged_before, events_purged_before),
       UPDATE (keys_purged_before, events_purged_before)
    ON okno_purge_horizon TO regress_okno_maint;
-GRANT SELECT (adopted_at) ON okno_adoption TO regress_okno_maint;
 GRANT SELECT (event_id, subscriber, kind, payload) ON okno_discarded TO regress_okno_maint;
 --    and the subscriptions
 GRANT EXECUTE ON FUNCTION okno_subscribe(text), okno_unsubscribe(text) TO regress_okno_maint;
@@ -480,12 +488,18 @@ ROLLBACK;
 -- nothing is left: okno's ACLs are as they were, and the roles go
 SELECT md5(string_agg(acl, ';' ORDER BY acl)) = :'acls_before' AS acls_as_before FROM (
     SELECT format('%s %s', c.oid::regclass, c.relacl) AS acl
-      FROM pg_class c JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid
-     WHERE d.deptype = 'e' AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno')
+      FROM pg_class c
+     WHERE c.oid IN (SELECT d.objid FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.deptype = 'e'
+                        AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno'))
+        OR c.oid IN ('actors'::regclass, 'resources'::regclass, 'bookings'::regclass,
+                     'idempotency'::regclass, 'outbox'::regclass)
     UNION ALL
     SELECT format('%s.%s %s', a.attrelid::regclass, a.attname, a.attacl)
-      FROM pg_attribute a JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = a.attrelid
-     WHERE d.deptype = 'e' AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno')
+      FROM pg_attribute a
+     WHERE (a.attrelid IN (SELECT d.objid FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.deptype = 'e'
+                              AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno'))
+            OR a.attrelid IN ('actors'::regclass, 'resources'::regclass, 'bookings'::regclass,
+                              'idempotency'::regclass, 'outbox'::regclass))
        AND a.attacl IS NOT NULL
     UNION ALL
     SELECT format('%s %s', p.oid::regprocedure, p.proacl)

@@ -1,10 +1,13 @@
 --
--- setup: install okno and the course's seed data; a helper for error checks
+-- setup: install okno, create the application's tables okno serves, and
+-- the course's seed data; a helper for error checks
 --
 CREATE EXTENSION okno CASCADE;
 SELECT extname, extversion, extrelocatable, n.nspname AS schema
   FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
  WHERE extname = 'okno';
+-- the tables are the application's: created by its role, not the extension
+SELECT * FROM okno_create_tables();
 
 INSERT INTO actors (name) VALUES ('ann'), ('boris');
 INSERT INTO resources (name) VALUES ('november room'), ('october room'), ('december room');

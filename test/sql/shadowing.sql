@@ -605,12 +605,16 @@ DROP FUNCTION shadow_control.f(decoy.text);
 DROP SCHEMA shadow_control;
 
 -- okno starts afresh, installed while the decoys are in place, so that ids
--- and counts are the same wherever this test runs.  Nothing it creates is
--- bound to a decoy: no column of a decoy type, no default, constraint,
+-- and counts are the same wherever this test runs (the application's
+-- tables stay when okno goes: they are dropped here), and its tables are
+-- created by okno_create_tables() under the decoys too.  Nothing it creates
+-- is bound to a decoy: no column of a decoy type, no default, constraint,
 -- index, view or function body using a decoy function or operator.
 DROP EXTENSION okno;
+DROP TABLE public.outbox, public.idempotency, public.bookings, public.resources, public.actors;
 SET search_path = pg_temp, decoy, pg_catalog, public;
 CREATE EXTENSION okno SCHEMA public;
+SELECT pg_catalog.count(*) AS tables_created FROM public.okno_create_tables();
 RESET search_path;
 SELECT shadow_probe.bound_to_decoys('public') AS okno_objects_bound_to_decoys;
 INSERT INTO public.actors (name) VALUES ('ann'), ('boris');
@@ -663,11 +667,13 @@ SELECT (starts_at AT TIME ZONE 'UTC')::date AS day, count(*) AS bookings, count(
 -- public as well (shaped like okno's tables), installed under the decoys
 SET search_path = pg_temp, decoy, pg_catalog, public;
 DROP EXTENSION okno;
+DROP TABLE public.outbox, public.idempotency, public.bookings, public.resources, public.actors;
 CREATE SCHEMA lab;
 RESET search_path;
 SELECT shadow_probe.plant('public', 'decoy');
 SET search_path = pg_temp, decoy, pg_catalog, public;
 CREATE EXTENSION okno SCHEMA lab;
+SELECT pg_catalog.count(*) AS tables_created FROM lab.okno_create_tables();
 RESET search_path;
 SELECT n.nspname AS okno_schema FROM pg_catalog.pg_extension AS e JOIN pg_catalog.pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'okno';
 SELECT shadow_probe.bound_to_decoys('lab') AS okno_objects_bound_to_decoys;
@@ -713,6 +719,7 @@ SELECT * FROM shadow_probe.decoy_rows();
 -- back to setup.sql's state: okno in public with the course's seed data,
 -- no decoys, no lab
 DROP EXTENSION okno;
+DROP TABLE lab.outbox, lab.idempotency, lab.bookings, lab.resources, lab.actors;
 DROP SCHEMA lab;
 SELECT shadow_probe.uproot('public') AS public, shadow_probe.uproot('pg_temp') AS pg_temp,
        shadow_probe.uproot('decoy') AS decoy;
@@ -721,6 +728,7 @@ SET client_min_messages = warning;
 DROP SCHEMA shadow_probe CASCADE;
 RESET client_min_messages;
 CREATE EXTENSION okno;
+SELECT count(*) AS tables_created FROM okno_create_tables();
 INSERT INTO actors (name) VALUES ('ann'), ('boris');
 INSERT INTO resources (name) VALUES ('november room'), ('october room'), ('december room');
 SELECT extname, extversion, n.nspname AS schema

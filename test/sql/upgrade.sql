@@ -1,7 +1,12 @@
 --
 -- upgrade: okno 0.1.0 with data, ALTER EXTENSION okno UPDATE through every
 -- version, and the result is the same schema as a fresh install of the
--- current version, with every row kept and okno_verify() empty
+-- current version (CREATE EXTENSION, then okno_create_tables()), with
+-- every row kept and okno_verify() empty.  Privileges are compared as
+-- what they grant to roles other than the owner (whose own are all there
+-- is, written out or not).  From 0.5.0 (at the end): the five tables
+-- leave the extension and go to its owner, rows untouched and nothing
+-- rewritten.
 --
 SELECT current_user AS superuser_name, current_database() AS test_db \gset
 CREATE DATABASE regress_okno_upgrade;
@@ -12,12 +17,13 @@ CREATE DATABASE regress_okno_v030;
 
 -- a description of everything okno owns, to compare two installs
 \set ECHO none
-\set describe 'SELECT string_agg(line, E''\\n'' ORDER BY line) FROM ( SELECT format(''column %s.%s %s %s %s %s'', c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid)) AS line FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum WHERE c.relnamespace = ''public''::regnamespace AND c.relkind IN (''r'', ''v'') UNION ALL SELECT format(''constraint %s %s %s'', conrelid::regclass, conname, pg_get_constraintdef(oid)) FROM pg_constraint WHERE connamespace = ''public''::regnamespace UNION ALL SELECT format(''index %s'', pg_get_indexdef(indexrelid)) FROM pg_index WHERE indrelid IN (SELECT oid FROM pg_class WHERE relnamespace = ''public''::regnamespace) UNION ALL SELECT format(''function %s(%s) %s %s %s %s %s %s %s'', p.proname, pg_get_function_arguments(p.oid), pg_get_function_result(p.oid), p.provolatile, p.proparallel, p.proisstrict, p.prosecdef, p.prosrc, p.prorows) FROM pg_proc p WHERE p.pronamespace = ''public''::regnamespace AND p.proname LIKE ''okno%%'' UNION ALL SELECT format(''view %s %s'', c.relname, pg_get_viewdef(c.oid)) FROM pg_class c WHERE c.relnamespace = ''public''::regnamespace AND c.relkind = ''v'' UNION ALL SELECT format(''acl %s %s'', c.relname, c.relacl) FROM pg_class c WHERE c.relnamespace = ''public''::regnamespace AND c.relkind IN (''r'', ''v'', ''S'') UNION ALL SELECT format(''comment %s %s'', pg_describe_object(d.classoid, d.objoid, d.objsubid), d.description) FROM pg_description d JOIN pg_depend x ON x.classid = d.classoid AND x.objid = d.objoid AND x.deptype = ''e'' AND x.refobjid = (SELECT oid FROM pg_extension WHERE extname = ''okno'') UNION ALL SELECT format(''member %s'', pg_describe_object(classid, objid, objsubid)) FROM pg_depend WHERE deptype = ''e'' AND refobjid = (SELECT oid FROM pg_extension WHERE extname = ''okno'') UNION ALL SELECT format(''config %s'', extconfig::regclass[]) FROM pg_extension WHERE extname = ''okno'' ) s'
+\set describe 'SELECT string_agg(line, E''\\n'' ORDER BY line) FROM ( SELECT format(''column %s.%s %s %s %s %s'', c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid)) AS line FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum WHERE c.relnamespace = ''public''::regnamespace AND c.relkind IN (''r'', ''v'') UNION ALL SELECT format(''constraint %s %s %s'', conrelid::regclass, conname, pg_get_constraintdef(oid)) FROM pg_constraint WHERE connamespace = ''public''::regnamespace UNION ALL SELECT format(''index %s'', pg_get_indexdef(indexrelid)) FROM pg_index WHERE indrelid IN (SELECT oid FROM pg_class WHERE relnamespace = ''public''::regnamespace) UNION ALL SELECT format(''function %s(%s) %s %s %s %s %s %s %s'', p.proname, pg_get_function_arguments(p.oid), pg_get_function_result(p.oid), p.provolatile, p.proparallel, p.proisstrict, p.prosecdef, p.prosrc, p.prorows) FROM pg_proc p WHERE p.pronamespace = ''public''::regnamespace AND p.proname LIKE ''okno%%'' UNION ALL SELECT format(''view %s %s'', c.relname, pg_get_viewdef(c.oid)) FROM pg_class c WHERE c.relnamespace = ''public''::regnamespace AND c.relkind = ''v'' UNION ALL SELECT format(''acl %s %s %s'', c.relname, pg_get_userbyid(c.relowner), (SELECT string_agg(format(''%s:%s%s'', a.grantee::regrole, a.privilege_type, CASE WHEN a.is_grantable THEN ''*'' ELSE '''' END), '','' ORDER BY 1) FROM aclexplode(c.relacl) a WHERE a.grantee <> c.relowner)) FROM pg_class c WHERE c.relnamespace = ''public''::regnamespace AND c.relkind IN (''r'', ''v'', ''S'') UNION ALL SELECT format(''comment %s %s'', pg_describe_object(d.classoid, d.objoid, d.objsubid), d.description) FROM pg_description d JOIN pg_depend x ON x.classid = d.classoid AND x.objid = d.objoid AND x.deptype = ''e'' AND x.refobjid = (SELECT oid FROM pg_extension WHERE extname = ''okno'') UNION ALL SELECT format(''member %s'', pg_describe_object(classid, objid, objsubid)) FROM pg_depend WHERE deptype = ''e'' AND refobjid = (SELECT oid FROM pg_extension WHERE extname = ''okno'') UNION ALL SELECT format(''config %s'', extconfig::regclass[]) FROM pg_extension WHERE extname = ''okno'' ) s'
 \set ECHO all
 
 \c regress_okno_fresh
 SET client_min_messages = warning;
 CREATE EXTENSION okno CASCADE;
+SELECT count(*) AS changes FROM okno_create_tables();
 SELECT extversion FROM pg_extension WHERE extname = 'okno';
 :describe \gset fresh_
 
@@ -235,7 +241,139 @@ SELECT kind, payload FROM okno_drain(10);
 SELECT okno_purge('0 seconds', '0 seconds');
 SELECT * FROM okno_verify();
 
+-- from 0.5.0: a fresh install's tables and a course database's adopted
+-- ones, each installed and updated by a database owner who is not a
+-- superuser.  The tables leave the extension and go to that owner, rows
+-- untouched and nothing rewritten, grants kept; what only adoption needed
+-- goes (its time stays, as since when okno_verify checks bookings); keys
+-- replay and events drain as before.
 \c :test_db :superuser_name
+CREATE ROLE regress_okno_v050_owner LOGIN;
+CREATE ROLE regress_okno_v050_relay;
+CREATE DATABASE regress_okno_from_v050 OWNER regress_okno_v050_owner;
+CREATE DATABASE regress_okno_from_v050_course OWNER regress_okno_v050_owner;
+-- the five tables, their sequences and okno's: owner, membership, whether
+-- pg_dump dumps them as extension data, their files
+\set tables 'SELECT c.relname, CASE WHEN c.relowner = 10 THEN ''bootstrap superuser'' ELSE pg_get_userbyid(c.relowner) END AS owner, EXISTS (SELECT FROM pg_depend d WHERE d.classid = ''pg_class''::regclass AND d.objid = c.oid AND d.deptype = ''e'') AS member, c.oid = ANY ((SELECT extconfig FROM pg_extension WHERE extname = ''okno'')::oid[]) AS extension_data FROM pg_class c WHERE c.relnamespace = ''public''::regnamespace AND c.relkind IN (''r'', ''S'') ORDER BY 1'
+\set files 'SELECT string_agg(format(''%s=%s'', c.relname, pg_relation_filenode(c.oid)), '','' ORDER BY c.relname) FROM pg_class c WHERE c.relnamespace = ''public''::regnamespace AND c.relkind = ''r'' AND c.relname IN (''actors'', ''resources'', ''bookings'', ''idempotency'', ''outbox'')'
+\set rows 'SELECT md5(concat_ws(''|'', (SELECT string_agg(t::text, '','' ORDER BY t.id) FROM actors t), (SELECT string_agg(t::text, '','' ORDER BY t.id) FROM resources t), (SELECT string_agg(t::text, '','' ORDER BY t.id) FROM bookings t), (SELECT string_agg(t::text, '','' ORDER BY t.actor_id, t.request_key) FROM idempotency t), (SELECT string_agg(t::text, '','' ORDER BY t.id) FROM outbox t)))'
+\c regress_okno_from_v050 regress_okno_v050_owner
+SET client_min_messages = warning;
+CREATE EXTENSION okno VERSION '0.5.0' CASCADE;
+RESET client_min_messages;
+INSERT INTO actors (name) VALUES ('ann');
+INSERT INTO resources (name) VALUES ('room');
+SELECT okno_create_booking(1, 'v5-' || i, format('{"resource_id":1,"starts_at":"2026-12-0%sT10:00:00Z","ends_at":"2026-12-0%sT11:00:00Z"}', i, i)::jsonb) ->> 'id' AS id
+  FROM generate_series(1, 3) AS i;
+SELECT okno_subscribe('journal') AS subscribed;
+SELECT okno_create_booking(1, 'v5-4', '{"resource_id":1,"starts_at":"2026-12-04T10:00:00Z","ends_at":"2026-12-04T11:00:00Z"}') ->> 'id' AS id;
+SET okno.max_attempts = 1;
+BEGIN;
+SELECT count(*) AS drained FROM okno_drain(2);
+SELECT parked_at IS NOT NULL AS parked FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 1}'), 'recipient down');
+COMMIT;
+RESET okno.max_attempts;
+-- a relay granted as 0.5.0's docs/PRIVILEGES.md has it (EXECUTE by a
+-- superuser: okno's functions are the bootstrap superuser's)
+\c regress_okno_from_v050 :superuser_name
+REVOKE EXECUTE ON FUNCTION okno_record_failure(uuid, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION okno_record_failure(uuid, text) TO regress_okno_v050_relay;
+\c regress_okno_from_v050 regress_okno_v050_owner
+GRANT SELECT ON okno_outbox_status, okno_subscribers TO regress_okno_v050_relay;
+GRANT SELECT (id, kind, payload, created_at, delivered_at, attempts, last_error, available_at, parked_at, created_xid),
+      UPDATE (delivered_at, attempts, last_error, available_at, parked_at)
+   ON outbox TO regress_okno_v050_relay;
+:tables;
+:files \gset before_
+:rows \gset before_
+SELECT pending, parked FROM okno_outbox_status;
+ALTER EXTENSION okno UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'okno';
+:tables;
+:files \gset after_
+:rows \gset after_
+SELECT :'before_string_agg' = :'after_string_agg' AS nothing_rewritten, :'before_md5' = :'after_md5' AS rows_untouched;
+SELECT count(*) AS event_triggers FROM pg_event_trigger;
+SELECT to_regclass('okno_adoption') AS okno_adoption, (SELECT checked_since FROM okno_purge_horizon) AS checked_since;
+SELECT column_default FROM information_schema.columns WHERE table_name = 'idempotency' AND column_name = 'fingerprint_version';
+-- the relay's grants are kept, on the view and the function made anew too
+SELECT has_function_privilege('regress_okno_v050_relay', 'okno_record_failure(uuid, text)', 'EXECUTE') AS relay_may_record,
+       has_function_privilege('public', 'okno_record_failure(uuid, text)', 'EXECUTE') AS public_may_record,
+       has_table_privilege('regress_okno_v050_relay', 'okno_outbox_status', 'SELECT') AS relay_reads_status,
+       has_table_privilege('regress_okno_v050_relay', 'okno_subscribers', 'SELECT') AS relay_reads_subscribers,
+       has_column_privilege('regress_okno_v050_relay', 'outbox', 'parked_at', 'UPDATE') AS relay_updates_outbox;
+SELECT pending, parked FROM okno_outbox_status;
+SELECT subscriber, pending FROM okno_subscribers;
+-- and okno goes on: the keys replay, the owner migrates its tables, the
+-- events drain, the parked one is requeued
+SELECT okno_create_booking(1, 'v5-1', '{"resource_id":1,"starts_at":"2026-12-01T10:00:00Z","ends_at":"2026-12-01T11:00:00Z"}') ->> 'id' AS replayed_id;
+ALTER TABLE bookings ADD COLUMN note text;
+SELECT okno_create_booking(1, 'v5-5', '{"resource_id":1,"starts_at":"2026-12-05T10:00:00Z","ends_at":"2026-12-05T11:00:00Z"}') ->> 'id' AS id;
+SELECT okno_requeue_parked() AS requeued;
+SELECT kind, payload FROM okno_drain(10);
+SELECT kind, payload FROM okno_drain(10, 'journal');
+-- (as the relay: EXECUTE on okno_record_failure is its alone, as before)
+\c regress_okno_from_v050 :superuser_name
+BEGIN;
+SET LOCAL ROLE regress_okno_v050_relay;
+SELECT attempts, last_error FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 5}'), 'down again');
+COMMIT;
+\c regress_okno_from_v050 regress_okno_v050_owner
+SELECT * FROM okno_verify();
+-- DROP EXTENSION leaves them now
+DROP EXTENSION okno;
+SELECT count(*) AS bookings_kept FROM bookings;
+
+-- a course database that 0.5.0 adopted
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set m001 :abs_srcdir '/course/migrations/001_actors_resources.sql'
+\set m002 :abs_srcdir '/course/migrations/002_bookings.sql'
+\set m003 :abs_srcdir '/course/migrations/003_idempotency.sql'
+\set m005 :abs_srcdir '/course/migrations/005_outbox.sql'
+\c regress_okno_from_v050_course regress_okno_v050_owner
+SET client_min_messages = warning;
+\i :m001
+\i :m002
+\i :m003
+\i :m005
+RESET client_min_messages;
+INSERT INTO actors (name) VALUES ('ann');
+INSERT INTO resources (name) VALUES ('november room');
+-- a booking from before keys and events, and one of the course's service
+-- with its key and event
+INSERT INTO bookings (resource_id, actor_id, starts_at, ends_at)
+    VALUES (1, 1, '2026-11-01T10:00:00Z', '2026-11-01T11:00:00Z');
+INSERT INTO bookings (resource_id, actor_id, starts_at, ends_at)
+    VALUES (1, 1, '2026-12-01T07:00:00Z', '2026-12-01T08:00:00Z');
+INSERT INTO idempotency VALUES (1, 'november-room-1',
+    'c865ca383ae45782507e33707b5bf67a1b0fe60282addac9772ce24b538cae7a',
+    '{"id": 2, "resource_id": 1, "actor_id": 1, "starts_at": "2026-12-01T10:00:00+03:00", "ends_at": "2026-12-01T11:00:00+03:00", "status": "confirmed"}');
+INSERT INTO outbox VALUES ('5f0c2c61-8e06-4d5c-9a55-2f0a6d1b4c11', 'booking_created', '{"booking_id": 2}', NULL);
+SET client_min_messages = error;
+CREATE EXTENSION okno VERSION '0.5.0' CASCADE;
+RESET client_min_messages;
+SELECT relation, former_owner FROM okno_adoption ORDER BY 1;
+SELECT max(adopted_at) AS adopted_at FROM okno_adoption \gset
+:tables;
+:files \gset before_
+:rows \gset before_
+ALTER EXTENSION okno UPDATE;
+:tables;
+:files \gset after_
+:rows \gset after_
+SELECT :'before_string_agg' = :'after_string_agg' AS nothing_rewritten, :'before_md5' = :'after_md5' AS rows_untouched;
+SELECT checked_since = :'adopted_at' AS checked_since_adoption FROM okno_purge_horizon;
+SELECT okno_create_booking(1, 'november-room-1',
+    '{"resource_id":1,"starts_at":"2026-12-01T10:00:00+03:00","ends_at":"2026-12-01T11:00:00+03:00"}') ->> 'id' AS replayed_id;
+SELECT event_id = '5f0c2c61-8e06-4d5c-9a55-2f0a6d1b4c11' AS the_course_s, payload FROM okno_drain(10);
+SELECT * FROM okno_verify();
+SELECT * FROM okno_prepare_tables();
+
+\c :test_db :superuser_name
+DROP DATABASE regress_okno_from_v050;
+DROP DATABASE regress_okno_from_v050_course;
+DROP ROLE regress_okno_v050_relay;
+DROP ROLE regress_okno_v050_owner;
 DROP DATABASE regress_okno_from_v020;
 DROP DATABASE regress_okno_from_v040;
 DROP DATABASE regress_okno_from_v041;

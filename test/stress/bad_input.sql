@@ -46,6 +46,7 @@
 SET client_min_messages = warning;
 
 CREATE EXTENSION okno CASCADE;
+DO $$ BEGIN PERFORM okno_create_tables(); END $$;
 INSERT INTO public.actors (id, name) VALUES (1, 'ann'), (2, 'boris'), (3, 'clara');
 INSERT INTO public.resources (id, name) VALUES (1, 'room 1'), (2, 'room 2'), (3, 'room 3'), (4, 'hall');
 

@@ -20,6 +20,7 @@
 SET client_min_messages = warning;
 
 CREATE EXTENSION okno CASCADE;
+DO $$ BEGIN PERFORM okno_create_tables(); END $$;
 INSERT INTO public.actors (id, name) VALUES (1, 'ann'), (2, 'boris'), (3, 'clara'), (4, 'dmitri');
 -- 1-4: the general grid; 5: contested by everyone; 6: the same-key race
 INSERT INTO public.resources (id, name)

@@ -56,6 +56,7 @@ $node->start;
 $node->safe_psql(
 	'postgres', q{
 CREATE EXTENSION okno CASCADE;
+DO $$ BEGIN PERFORM okno_create_tables(); END $$;
 INSERT INTO actors (name) VALUES ('ann'), ('boris');
 INSERT INTO resources (name) SELECT 'r' || i FROM generate_series(1, 8) i;
 });

@@ -134,6 +134,7 @@ SELECT (SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, resource_id, actor_id,
 
 q1(q{
 CREATE EXTENSION okno CASCADE;
+DO $$ BEGIN PERFORM okno_create_tables(); END $$;
 INSERT INTO actors (name) VALUES ('ann'), ('boris');
 INSERT INTO resources (name) VALUES ('room'), ('hall');
 });

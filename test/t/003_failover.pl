@@ -111,6 +111,7 @@ sub drain_committed
 $primary->safe_psql(
 	'postgres', q{
 CREATE EXTENSION okno CASCADE;
+DO $$ BEGIN PERFORM okno_create_tables(); END $$;
 INSERT INTO actors (name) VALUES ('ann'), ('boris');
 INSERT INTO resources (name) VALUES ('room'), ('hall'), ('lab');
 });

@@ -34,6 +34,7 @@ $sub->start;
 
 my $setup = q{
 CREATE EXTENSION okno CASCADE;
+DO $$ BEGIN PERFORM okno_create_tables(); END $$;
 INSERT INTO actors (name) VALUES ('ann'), ('boris');
 INSERT INTO resources (name) VALUES ('room'), ('hall');
 };

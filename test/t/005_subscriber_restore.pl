@@ -43,6 +43,7 @@ sub book
 $a->safe_psql(
 	'postgres', q{
 CREATE EXTENSION okno CASCADE;
+DO $$ BEGIN PERFORM okno_create_tables(); END $$;
 INSERT INTO actors (name) VALUES ('ann');
 INSERT INTO resources (name) VALUES ('room');
 });

@@ -45,6 +45,7 @@ psql15() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d okno_src "$@"; }
 psql15 >/dev/null <<'SQL' || { not_ok "data for the upgrade on 15"; exit 1; }
 SET client_min_messages = warning;
 CREATE EXTENSION okno CASCADE;
+DO $$ BEGIN PERFORM okno_create_tables(); END $$;
 INSERT INTO actors (name) VALUES ('ann'), ('boris');
 INSERT INTO resources (name) VALUES ('november room'), ('october room');
 CREATE TABLE upgrade_requests (actor int, key text, payload jsonb, card jsonb);
