@@ -60,7 +60,7 @@ ISOLATION    = same_key_read_committed same_key_repeatable_read slot_race \
                drainers drain_rollback course_lock purge_concurrent cancel_race \
                requeue_notify drain_cursor drain_hint_rollback wait_wake \
                order_drainers order_requeue subscriber_order subscriber_in_flight \
-               subscriber_forget subscriber_unsubscribe binding_sessions
+               subscriber_forget subscriber_unsubscribe subscriber_cut binding_sessions
 ISOLATION_OPTS = --inputdir=test --outputdir=.
 
 EXTRA_CLEAN  = results output_iso regression.diffs regression.out \

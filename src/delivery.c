@@ -181,7 +181,9 @@ static OknoPlan cut_plan = {
  * hands out.  The cut is never below the stored snapshot's xmax: the
  * events of the transactions that were running then are always copied
  * together (otherwise the cut snapshot would forget what the stored one
- * had seen above it).
+ * had seen above it), and a stored snapshot never moves back (b.x is at
+ * least its xmax whatever $5 says: a cut below it would make the next
+ * copy hand out again what this subscriber was given).
  */
 static OknoPlan copy_plan = {
 	.sql =
@@ -189,7 +191,9 @@ static OknoPlan copy_plan = {
 	" SELECT u.copied_snapshot AS l, pg_catalog.pg_current_snapshot() AS c"
 	"   FROM %1$s.okno_subscriber AS u WHERE u.name OPERATOR(pg_catalog.=) $1),"
 	" b AS MATERIALIZED ("
-	" SELECT LEAST(COALESCE($5, pg_catalog.pg_snapshot_xmax(s.c)), pg_catalog.pg_snapshot_xmax(s.c)) AS x"
+	" SELECT GREATEST(LEAST(COALESCE($5, pg_catalog.pg_snapshot_xmax(s.c)),"
+	"                        pg_catalog.pg_snapshot_xmax(s.c)),"
+	"                  pg_catalog.pg_snapshot_xmax(s.l)) AS x"
 	"   FROM s),"
 	" n AS MATERIALIZED ("
 	" SELECT e.id, e.kind::pg_catalog.text AS kind, e.payload,"
@@ -380,8 +384,15 @@ okno_deliver_drain(FunctionCallInfo fcinfo, const char *fname,
 		args[0] = name;
 		args[1] = FullTransactionIdGetDatum(GetTopFullTransactionId());
 		args[2] = Int32GetDatum(room);
+		/*
+		 * In a snapshot of its own, taken after the row lock, as the copy's
+		 * is: the statement's snapshot can predate the commit of another
+		 * drain's copy that the lock waited for or came after, and a stop
+		 * found from the stored snapshot that one shows would lie below
+		 * the stored position, which the copy would then move back.
+		 */
 		sortlevel = plan_for_indexes(true);
-		rc = SPI_execute_plan(okno_plan(&cut_plan), args, NULL, true, 1);
+		rc = SPI_execute_plan(okno_plan(&cut_plan), args, NULL, false, 1);
 		AtEOXact_GUC(true, sortlevel);
 		okno_check_spi(rc, SPI_OK_SELECT, "subscriber copy bound");
 		memset(nulls, ' ', sizeof(nulls));
