@@ -868,14 +868,15 @@ check_result(PGresult *res, ExecStatusType want, const char *what)
 }
 
 /*
- * On a fresh connection: pin search_path, find okno's schema, check that it
- * has the 0.2.0 functions, build the qualified statements, and get ready to
+ * On a fresh connection: find okno's schema, check that it has the 0.2.0
+ * functions, build the qualified statements, and get ready to
  * wait: with --wait=server, if okno has okno_wait; otherwise (and with
  * --wait=listen) LISTEN.  Missing okno is fatal (exit 3).
  */
 static SqlStatus
 setup_session(void)
 {
+	/* as named in messages, and as looked up (types qualified) */
 	static const char *const functions[] = {
 		"okno_drain(integer)",
 		"okno_record_failure(uuid,text)",
@@ -885,6 +886,16 @@ setup_session(void)
 		"okno_drain(integer,text)",
 		"okno_record_failure(uuid,text,text)",
 		"okno_release(uuid,text)"
+	};
+	static const char *const signatures[] = {
+		"okno_drain(pg_catalog.int4)",
+		"okno_record_failure(pg_catalog.uuid,pg_catalog.text)",
+		"okno_release(pg_catalog.uuid)"
+	};
+	static const char *const subscriber_signatures[] = {
+		"okno_drain(pg_catalog.int4,pg_catalog.text)",
+		"okno_record_failure(pg_catalog.uuid,pg_catalog.text,pg_catalog.text)",
+		"okno_release(pg_catalog.uuid,pg_catalog.text)"
 	};
 	PGresult   *res;
 	SqlStatus	st;
@@ -898,15 +909,19 @@ setup_session(void)
 	int			i;
 
 	/*
-	 * Every statement below names its schema, but pin the session's
-	 * search_path to pg_catalog as well, so that nothing a role's or a
-	 * database's search_path puts first can stand in for a built-in.
+	 * The session is left as it is: no SET, no session setting, no
+	 * session lock, no prepared statement, no LISTEN but with
+	 * --wait=listen.  Through a pooler in transaction mode (PgBouncer's
+	 * pool_mode = transaction) the server session is lent to other clients
+	 * between our transactions, and a session setting would stay with it:
+	 * set_config('search_path', 'pg_catalog', false) here made every
+	 * client's unqualified okno_create_booking() fail on the connections
+	 * the relay had used.  So every statement names the schema of every
+	 * function, operator and type it uses (pg_catalog's included), and the
+	 * delivery transactions pin search_path with SET LOCAL, which ends with
+	 * them (sql_drain).  application_name and client_encoding are startup
+	 * parameters, which a pooler tracks per client.
 	 */
-	res = PQexec(conn, "SELECT pg_catalog.set_config('search_path', 'pg_catalog', false)");
-	if ((st = check_result(res, PGRES_TUPLES_OK, "setting search_path")) != SQL_OK)
-		return st;
-	PQclear(res);
-
 	if (opts.schema != NULL)
 		schema = relay_strdup(opts.schema);
 	else
@@ -936,7 +951,7 @@ setup_session(void)
 	for (i = 0; i < (int) (sizeof(functions) / sizeof(functions[0])); i++)
 	{
 		snprintf(signature, sizeof(signature), "%s.%s", quoted,
-				 opts.subscriber != NULL ? subscriber_functions[i] : functions[i]);
+				 opts.subscriber != NULL ? subscriber_signatures[i] : signatures[i]);
 		param[0] = signature;
 		res = PQexecParams(conn, "SELECT pg_catalog.to_regprocedure($1) IS NOT NULL",
 						   1, NULL, param, NULL, NULL, 0);
@@ -980,10 +995,11 @@ setup_session(void)
 	free(sql_drain);
 	free(sql_record_failure);
 	free(sql_release);
-	len = strlen(quoted) + strlen(subscriber) + 200;
+	len = strlen(quoted) + strlen(subscriber) + 250;
 	sql_drain = relay_malloc(len);
 	snprintf(sql_drain, len,
-			 "BEGIN; SELECT event_id, kind, payload, attempts FROM %s.okno_drain(%d%s)",
+			 "BEGIN; SET LOCAL search_path = pg_catalog;"
+			 " SELECT event_id, kind, payload, attempts FROM %s.okno_drain(%d%s)",
 			 quoted, opts.exec_command != NULL ? 1 : opts.batch, subscriber);
 	len = strlen(quoted) + strlen(subscriber) + 300;
 	sql_record_failure = relay_malloc(len);
@@ -1022,8 +1038,8 @@ setup_session(void)
 		 * what the wait reads: due events and who holds them (xmax), and for
 		 * a subscriber its rows and what it has not copied
 		 */
-		snprintf(signature, sizeof(signature), "%s.okno_wait(integer,boolean%s)",
-				 quoted, opts.subscriber != NULL ? ",text" : "");
+		snprintf(signature, sizeof(signature), "%s.okno_wait(pg_catalog.int4,pg_catalog.bool%s)",
+				 quoted, opts.subscriber != NULL ? ",pg_catalog.text" : "");
 		snprintf(outbox, sizeof(outbox), "%s.outbox", quoted);
 		snprintf(delivery, sizeof(delivery), "%s.okno_delivery", quoted);
 		snprintf(subscribers, sizeof(subscribers), "%s.okno_subscriber", quoted);

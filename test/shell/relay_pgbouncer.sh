@@ -5,8 +5,13 @@
 # statement, and 20 creates made directly on the server, each in a
 # transaction of its own, arrive within seconds although --poll is 30, each
 # exactly once.  SIGTERM during the wait is forwarded as a cancel by
-# PgBouncer, and the relay exits 0 at once.  Skipped when pgbouncer is not
-# installed and cannot be (not root).
+# PgBouncer, and the relay exits 0 at once.  Then two relays (the default
+# subscriber and journal) wait through the pool while four clients make 200
+# creates through it, calling okno unqualified: the relays leave nothing in
+# the server sessions they share with the clients (the relay's session
+# search_path once made most of those creates fail with 42883), every
+# create succeeds and replays, and each relay delivers each event exactly
+# once.  Skipped when pgbouncer is not installed and cannot be (not root).
 #
 # Runs against the throwaway cluster of tools/run (PGHOST, PGPORT, PGUSER);
 # prints one "ok - ..." or "not ok - ..." line per check.
@@ -31,7 +36,12 @@ if [ "$(q "$db" "SELECT pg_catalog.to_regprocedure('public.okno_wait(integer,boo
 fi
 
 # --- PgBouncer on a Unix socket of its own ------------------------------------
-# (it refuses to run as root: as the postgres user, like the server)
+# (it refuses to run as root: as the postgres user, like the server).  Its
+# reset settings are Debian's defaults (server_reset_query DISCARD ALL is
+# not run in transaction mode, server_reset_query_always off), and the
+# pool is small: three server connections, two of them lent to the two
+# relays' waits below, so that every client's statement runs on a server
+# connection a relay has used.
 pgb=$work/pgbouncer
 mkdir -p "$pgb"
 bport=6432
@@ -48,7 +58,7 @@ unix_socket_dir = $pgb
 auth_type = trust
 auth_file = $pgb/userlist.txt
 pool_mode = transaction
-default_pool_size = 2
+default_pool_size = 3
 max_client_conn = 50
 logfile = $pgb/pgbouncer.log
 pidfile = $pgb/pgbouncer.pid
@@ -134,3 +144,81 @@ wait_until 5 no_wait
 check "... and the server's okno_wait has ended" "" "$(wait_state)"
 check "the relay logged no error" "" \
 	"$(grep -vE '^okno-relay: (connected to|waiting between batches|delivered [0-9]+|stopped by signal)' "$work/relay.err")"
+
+# --- other clients of the pool ------------------------------------------------
+# Two relays (the default subscriber, and journal, added with okno_subscribe)
+# wait through the pool while four clients make 200 creates through it,
+# calling okno unqualified, as an application does (the database's own
+# search_path, "$user", public).  Whatever a relay leaves in a server
+# session (a session setting such as search_path, a lock, a prepared
+# statement) reaches the client the pool lends that connection to next:
+# every create must succeed, every replay of its key give the same booking,
+# and each relay deliver each of the 200 events exactly once.
+q "$db" "SELECT okno_subscribe('journal')" >/dev/null
+last=$(q "$db" "SELECT id FROM outbox ORDER BY id DESC LIMIT 1")
+start_relay pool_default --dbname "$via" --poll 30
+relay_default=$RELAY_PID
+start_relay pool_journal --dbname "$via" --subscriber journal --poll 30
+relay_journal=$RELAY_PID
+two_waits() { [ "$(wait_state | grep -c '^active|Extension|true$')" -eq 2 ]; }
+wait_until 10 two_waits
+check "both relays wait in okno_wait through the pool" 2 "$(wait_state | grep -c '^active|Extension|true$')"
+
+# client N's statements: creates of bookings 1000+50N+1 .. 1000+50N+50,
+# keys p<i>, one hour each from 2026-12-01 (none overlaps another)
+for c in 0 1 2 3; do
+	python3 - "$c" >"$work/client$c.sql" <<'PY'
+import datetime, sys
+c = int(sys.argv[1])
+t0 = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)
+for i in range(1000 + 50 * c + 1, 1000 + 50 * c + 51):
+    s = t0 + datetime.timedelta(hours=i)
+    e = s + datetime.timedelta(hours=1)
+    f = "%Y-%m-%dT%H:%M:%SZ"
+    print("SELECT 'p%d|' || okno_create_booking(1, 'p%d', '{\"resource_id\": 1, \"starts_at\": \"%s\", \"ends_at\": \"%s\"}')::text;"
+          % (i, i, s.strftime(f), e.strftime(f)))
+PY
+done
+# clients PASS: the four run at once, each statement a transaction of its own
+clients() {
+	local c pids=()
+	for c in 0 1 2 3; do
+		timeout 120 "$PGBIN/psql" -X -q -At -d "$via" -f "$work/client$c.sql" \
+			>"$work/client$c.$1.out" 2>"$work/client$c.$1.err" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	cat "$work"/client?."$1".out | sort >"$work/$1.out"
+	cat "$work"/client?."$1".err >"$work/$1.err"
+}
+clients first
+check "200 creates through the pool, okno unqualified, beside both relays: all succeed" "200|0" \
+	"$(lines "$work/first.out")|$(grep -c 'ERROR' "$work/first.err")"
+if grep -q ERROR "$work/first.err"; then
+	echo "# $(grep -m 1 ERROR "$work/first.err")"
+fi
+clients replay
+check "... and a replay of each key through the pool gives the same booking" "" \
+	"$(diff "$work/first.out" "$work/replay.out" | head -n 3; grep -m 1 ERROR "$work/replay.err")"
+check "the database has the 200 bookings" 200 "$(q "$db" "SELECT count(*) FROM idempotency WHERE request_key LIKE 'p%'")"
+
+# each relay: the 200 events written after the subscription, each once
+ids_of() {	# ids_of FILE: the event ids of a relay's JSON lines, sorted
+	python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    print(json.loads(line)["event_id"])
+' "$1" | sort
+}
+want=$(q "$db" "SELECT id FROM outbox WHERE id > '$last' ORDER BY id")
+check "... and 200 events in the outbox" 200 "$(echo "$want" | grep -c .)"
+for r in default journal; do
+	wait_until 30 at_least 200 "$work/pool_$r.out"
+	check "the $r relay delivered each of the 200 events exactly once" "$want" "$(ids_of "$work/pool_$r.out")"
+done
+stop_relay "$relay_default" 10
+check "SIGTERM: the default relay exits 0" 0 "$STOP_RC"
+stop_relay "$relay_journal" 10
+check "SIGTERM: the journal relay exits 0" 0 "$STOP_RC"
+check "neither relay logged an error" "" \
+	"$(cat "$work/pool_default.err" "$work/pool_journal.err" | grep -vE '^okno-relay: (stopped by signal)')"
