@@ -61,6 +61,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -281,6 +282,9 @@ static void observe_lag(const char *event_id);
 static void commit_counts(void);
 static void metric_header(LineBuffer *buf, const char *name, const char *type,
 						  const char *help);
+static char *metrics_label(void);
+static unsigned long long random_suffix(void);
+static int	open_metrics_temp(char **tmp);
 static void metrics_write(void);
 static void metrics_maybe_write(void);
 static void metrics_at_exit(void);
@@ -2154,10 +2158,91 @@ metric_header(LineBuffer *buf, const char *name, const char *type, const char *h
 }
 
 /*
- * --metrics-file: Prometheus's text exposition format, written to
- * PATH.tmp.<pid> and renamed over PATH, so that a reader (node_exporter's
- * textfile collector) never sees half a file.  A failure is logged once
- * (and its end), and the relay goes on.
+ * subscriber="NAME", the label every series carries, so that the series of
+ * a default relay and of a --subscriber relay differ ("default" for the
+ * default subscriber, as okno_subscribers names it).  The value is escaped
+ * as the text format wants (\\, \", \n), although okno accepts only
+ * [a-z][a-z0-9_-]* as a subscriber's name: the server has not checked
+ * --subscriber yet when the relay writes its first file (or its last, at
+ * an exit for a bad name).  Malloc'd.
+ */
+static char *
+metrics_label(void)
+{
+	const char *name = opts.subscriber != NULL ? opts.subscriber : "default";
+	LineBuffer	buf = {NULL, 0, 0};
+	const char *p;
+
+	buf_append(&buf, "subscriber=\"", 12);
+	for (p = name; *p != '\0'; p++)
+	{
+		if (*p == '\\')
+			buf_append(&buf, "\\\\", 2);
+		else if (*p == '"')
+			buf_append(&buf, "\\\"", 2);
+		else if (*p == '\n')
+			buf_append(&buf, "\\n", 2);
+		else
+			buf_append(&buf, p, 1);
+	}
+	buf_append(&buf, "\"", 1);
+	return buf.data;			/* buf_append ends it with a NUL */
+}
+
+/* 64 unpredictable bits for a temporary file's name */
+static unsigned long long
+random_suffix(void)
+{
+	static unsigned long long counter = 0;
+	unsigned long long r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == (ssize_t) sizeof(r))
+		return r;
+	/* no entropy yet (early boot): unique, if guessable */
+	return ((unsigned long long) (now_seconds() * 1e9)) ^
+		((unsigned long long) getpid() << 32) ^ ++counter;
+}
+
+/*
+ * Create the temporary file for PATH beside it, as PATH.tmp.<pid>.<64
+ * random bits in hex>, with O_CREAT | O_EXCL | O_NOFOLLOW: the metrics
+ * directory may be shared (node_exporter's textfile directory), and a name
+ * someone else could guess and plant a symlink at (PATH.tmp.<pid>, as the
+ * relay once used, opened with O_TRUNC) would let them have the relay
+ * overwrite any file it may write.  With O_EXCL the open never follows a
+ * symlink nor reuses a file that exists; then the relay tries another
+ * random name, a few times, and never unlinks a file it did not create (a
+ * name it did not create may be another process's, and is not the relay's
+ * to remove; the textfile collector reads only *.prom, so a temporary file
+ * left by a relay killed while writing does no harm).  The file descriptor,
+ * or -1 with errno set; *tmp is the name (malloc'd) either way.
+ */
+static int
+open_metrics_temp(char **tmp)
+{
+	size_t		len = strlen(opts.metrics_file) + 64;
+	int			fd = -1;
+	int			attempt;
+
+	*tmp = relay_malloc(len);
+	for (attempt = 0; attempt < 8; attempt++)
+	{
+		snprintf(*tmp, len, "%s.tmp.%ld.%016llx", opts.metrics_file,
+				 (long) getpid(), random_suffix());
+		fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	return fd;
+}
+
+/*
+ * --metrics-file: Prometheus's text exposition format, written to a new
+ * temporary file beside PATH (open_metrics_temp) and renamed over PATH, so
+ * that a reader (node_exporter's textfile collector) never sees half a
+ * file; rename replaces PATH itself, a symlink included, and follows
+ * nothing.  Every series has the label subscriber="NAME".  A failure is
+ * logged once (and its end), and the relay goes on.
  */
 static void
 metrics_write(void)
@@ -2177,7 +2262,7 @@ metrics_write(void)
 	long long	values[6];
 	LineBuffer	buf = {NULL, 0, 0};
 	char	   *tmp;
-	size_t		len;
+	char	   *label = metrics_label();
 	size_t		done = 0;
 	long long	cumulative = 0;
 	int			fd;
@@ -2194,30 +2279,28 @@ metrics_write(void)
 	for (i = 0; i < 6; i++)
 	{
 		metric_header(&buf, counters[i].name, "counter", counters[i].help);
-		buf_printf(&buf, "%s %lld\n", counters[i].name, values[i]);
+		buf_printf(&buf, "%s{%s} %lld\n", counters[i].name, label, values[i]);
 	}
 	metric_header(&buf, "okno_relay_last_success_timestamp_seconds", "gauge",
 				  "Unix time of the last delivery transaction that committed, empty ones included (0: none yet).");
-	buf_printf(&buf, "okno_relay_last_success_timestamp_seconds %.3f\n", last_success);
+	buf_printf(&buf, "okno_relay_last_success_timestamp_seconds{%s} %.3f\n", label, last_success);
 	metric_header(&buf, "okno_relay_delivery_lag_seconds", "histogram",
 				  "Seconds from an event's write (its UUID v7 event_id) to its delivery.");
 	for (i = 0; i <= LAG_BUCKETS; i++)
 	{
 		cumulative += committed.lag_buckets[i];
 		if (i < LAG_BUCKETS)
-			buf_printf(&buf, "okno_relay_delivery_lag_seconds_bucket{le=\"%g\"} %lld\n",
-					   lag_bounds[i], cumulative);
+			buf_printf(&buf, "okno_relay_delivery_lag_seconds_bucket{%s,le=\"%g\"} %lld\n",
+					   label, lag_bounds[i], cumulative);
 		else
-			buf_printf(&buf, "okno_relay_delivery_lag_seconds_bucket{le=\"+Inf\"} %lld\n",
-					   cumulative);
+			buf_printf(&buf, "okno_relay_delivery_lag_seconds_bucket{%s,le=\"+Inf\"} %lld\n",
+					   label, cumulative);
 	}
-	buf_printf(&buf, "okno_relay_delivery_lag_seconds_sum %.6f\n", committed.lag_sum);
-	buf_printf(&buf, "okno_relay_delivery_lag_seconds_count %lld\n", committed.lag_count);
+	buf_printf(&buf, "okno_relay_delivery_lag_seconds_sum{%s} %.6f\n", label, committed.lag_sum);
+	buf_printf(&buf, "okno_relay_delivery_lag_seconds_count{%s} %lld\n", label, committed.lag_count);
+	free(label);
 
-	len = strlen(opts.metrics_file) + 32;
-	tmp = relay_malloc(len);
-	snprintf(tmp, len, "%s.tmp.%ld", opts.metrics_file, (long) getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open_metrics_temp(&tmp);
 	if (fd < 0)
 	{
 		failed = true;

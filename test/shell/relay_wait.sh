@@ -9,7 +9,9 @@
 # spin.  Where okno has no okno_wait it falls back to LISTEN, saying so
 # once.  --wait=listen (woken by NOTIFY, okno.notify on) and --wait=poll
 # still deliver.  --metrics-file writes Prometheus's text format whose
-# counters match what was delivered.
+# counters match what was delivered, every series labelled with the
+# relay's subscriber; in a shared directory it follows no symlink, neither
+# at the name of its temporary file nor at the file's own.
 #
 # Runs against the throwaway cluster of tools/run (PGHOST, PGPORT, PGUSER);
 # prints one "ok - ..." or "not ok - ..." line per check.
@@ -72,8 +74,8 @@ check "... and it waits in okno_wait again" "active|Extension|Extension|true" "$
 
 # the metrics file, while running and at exit
 wait_until 5 test -s "$work/metrics/okno-relay.prom"
-metric() {	# metric NAME: its value in the metrics file
-	sed -n "s/^$1 //p" "$work/metrics/okno-relay.prom"
+metric() {	# metric NAME [,LABEL="VALUE"] [FILE] [SUBSCRIBER]: its value in the metrics file
+	sed -n "s/^$1{subscriber=\"${4:-default}\"${2:-}} //p" "${3:-$work/metrics/okno-relay.prom}"
 }
 wait_until 5 eval '[ "$(metric okno_relay_events_delivered_total)" = 26 ]'
 check "while running, the metrics file counts 26 delivered" 26 "$(metric okno_relay_events_delivered_total)"
@@ -95,7 +97,7 @@ check "at exit the metrics file says delivered 26, failed 0, parked 0, released 
 	"26|0|0|0|0" \
 	"$(metric okno_relay_events_delivered_total)|$(metric okno_relay_events_failed_total)|$(metric okno_relay_events_parked_total)|$(metric okno_relay_events_released_total)|$(metric okno_relay_reconnects_total)"
 check "... and a lag histogram of 26 observations" "26|26" \
-	"$(metric okno_relay_delivery_lag_seconds_count)|$(metric 'okno_relay_delivery_lag_seconds_bucket{le="+Inf"}')"
+	"$(metric okno_relay_delivery_lag_seconds_count)|$(metric okno_relay_delivery_lag_seconds_bucket ',le="+Inf"')"
 bad=$(python3 - "$work/metrics/okno-relay.prom" <<'PY'
 import re, sys, time
 text = open(sys.argv[1]).read()
@@ -111,7 +113,7 @@ for line in text.splitlines():
     if m:
         typed[m.group(1)] = m.group(2)
         continue
-    m = re.match(r'(\w+)(\{le="([^"]+)"\})? (\S+)$', line)
+    m = re.match(r'(\w+)\{subscriber="default"(,le="([^"]+)")?\} (\S+)$', line)
     if not m:
         bad.append("line: " + line)
         continue
@@ -130,7 +132,7 @@ if any(b[1] > c[1] for b, c in zip(buckets, buckets[1:])):
 # the events waited seconds at most: most of them fall under 2.5 s
 if buckets and buckets[10][1] < 20:
     bad.append("only %d of 26 within 2.5 s" % buckets[10][1])
-last = re.search(r"^okno_relay_last_success_timestamp_seconds (\S+)$", text, re.M)
+last = re.search(r"^okno_relay_last_success_timestamp_seconds\{subscriber=\"default\"\} (\S+)$", text, re.M)
 if not last or abs(float(last.group(1)) - time.time()) > 120:
     bad.append("last success %s" % (last and last.group(1)))
 for name in ("okno_relay_events_delivered_total", "okno_relay_events_failed_total",
@@ -143,7 +145,7 @@ if typed.get("okno_relay_delivery_lag_seconds") != "histogram":
 print("; ".join(bad) if bad else "fine")
 PY
 )
-check "the metrics file is Prometheus's text format: HELP and TYPE, 16 cumulative buckets, a recent last success" fine "$bad"
+check "the metrics file is Prometheus's text format: HELP and TYPE, every series labelled subscriber=\"default\", 16 cumulative buckets, a recent last success" fine "$bad"
 check "no temporary metrics file is left behind" "okno-relay.prom" "$(ls "$work/metrics")"
 
 # --- a wake with nothing to drain does not make it spin ------------------------
@@ -256,3 +258,43 @@ check "... naming the modes" 1 "$(grep -c 'server, listen or poll' "$work/usage.
 timeout 30 "$RELAY" --dbname "$db" --once --metrics-file "$work/no-such-dir/m.prom" >/dev/null 2>"$work/nodir.err"
 check "an unwritable metrics file does not stop the relay (--once exits 0)" 0 $?
 check "... it is logged once" 1 "$(grep -c '^okno-relay: could not write the metrics file' "$work/nodir.err")"
+
+# --- the metrics file in a shared directory -------------------------------------
+# Someone who may write in the metrics file's directory plants symlinks to
+# files of the relay's user: at the file's own name, and at the temporary
+# name the relay used to write first (PATH.tmp.<pid>, opened with O_TRUNC,
+# which followed the link and overwrote its target).  Neither is followed:
+# the relay writes a file of its own and renames it over PATH.
+mkdir -p "$work/shared"
+echo precious >"$work/victim"
+echo precious >"$work/victim2"
+prom=$work/shared/okno-relay.prom
+ln -s "$work/victim2" "$prom"
+start_relay shared --dbname "$db" --poll 30 --metrics-file "$prom"
+relay=$RELAY_PID
+ln -s "$work/victim" "$prom.tmp.$relay"
+regular_file() { [ -f "$1" ] && [ ! -L "$1" ]; }
+wait_until 10 regular_file "$prom"
+check_true "a symlink at the metrics file is replaced by the relay's file" regular_file "$prom"
+# a write after the symlinks are in place: the one that counts this event
+book "$db" 301 1
+wait_until 10 eval '[ "$(metric okno_relay_events_delivered_total "" "$prom")" = 1 ]'
+check "... and the relay's file counts the event delivered after them" 1 "$(metric okno_relay_events_delivered_total "" "$prom")"
+stop_relay "$relay" 10
+check "... SIGTERM: exit status 0" 0 "$STOP_RC"
+check "the files the symlinks pointed at are unchanged" "precious|precious" "$(cat "$work/victim")|$(cat "$work/victim2")"
+check "the metrics file is the relay's own, not a symlink" "yes" "$(regular_file "$prom" && echo yes)"
+check "the symlink planted at the old temporary name is untouched, and nothing else is left" \
+	"okno-relay.prom okno-relay.prom.tmp.$relay -> $work/victim" \
+	"$(cd "$work/shared" && ls | tr '\n' ' ' | sed 's/ $//') -> $(readlink "$prom.tmp.$relay")"
+
+# --- a subscriber's relay labels its series with the subscriber ------------------
+q "$db" "SELECT okno_subscribe('journal')" >/dev/null
+book "$db" 302 2
+timeout 30 "$RELAY" --dbname "$db" --once --subscriber journal \
+	--metrics-file "$work/metrics/journal.prom" >"$work/journal.out" 2>"$work/journal.err"
+check "--subscriber journal --once delivers journal's 2 events" "0|2" "$?|$(lines "$work/journal.out")"
+check "... and its metrics file counts them with subscriber=\"journal\"" 2 \
+	"$(metric okno_relay_events_delivered_total "" "$work/metrics/journal.prom" journal)"
+check "... every one of its series labelled so (6 counters, a gauge, 16 buckets, sum and count)" "25|25" \
+	"$(grep -vc '^#' "$work/metrics/journal.prom")|$(grep -c '^okno_relay_[a-z_]*{subscriber="journal"[,}]' "$work/metrics/journal.prom")"
