@@ -12,10 +12,13 @@ import datetime
 import itertools
 import json
 import os
+import pathlib
 import queue
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -676,3 +679,117 @@ def test_over_a_real_socket_errors_keep_the_course_body(server):
     assert r.status_code == 400 and r.json()["code"] == "missing_key"
     r = httpx.get(base + "/bookings/1", headers=BOB_TOKEN, timeout=WAIT)
     assert r.status_code == 404 and set(r.json()) >= {"code", "message"}
+
+
+# --- okno-relay beside the app, both through PgBouncer in transaction mode ------------------------
+
+PGBOUNCER = "/usr/sbin/pgbouncer"
+RELAY = os.path.join(HERE, "..", "..", "relay", "okno-relay")
+
+
+def wait_for(what, condition):
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def pgbouncer(database):
+    """Debian's PgBouncer on a socket of its own: pool_mode = transaction,
+    its default reset settings (no DISCARD ALL in transaction mode), and
+    three server connections, so that the app's requests run on the server
+    connections the relay has used. Its conninfo."""
+    if not os.access(PGBOUNCER, os.X_OK):
+        pytest.skip("pgbouncer is not installed (apt-get install pgbouncer)")
+    # (not pytest's tmp_path: its parent is private to this user, and
+    # PgBouncer runs as the server's user when this is root)
+    d = pathlib.Path(tempfile.mkdtemp(prefix="okno-pgbouncer."))
+    user = os.environ.get("PGUSER") or os.environ.get("USER") or "postgres"
+    server = (f"host={os.environ.get('PGHOST', '/var/run/postgresql')} "
+              f"port={os.environ.get('PGPORT', '5432')} dbname={DBNAME}")
+    (d / "pgbouncer.ini").write_text(f"""[databases]
+{DBNAME} = {server}
+
+[pgbouncer]
+listen_addr =
+listen_port = 6432
+unix_socket_dir = {d}
+auth_type = trust
+auth_file = {d}/userlist.txt
+pool_mode = transaction
+default_pool_size = 3
+max_client_conn = 50
+logfile = {d}/pgbouncer.log
+pidfile = {d}/pgbouncer.pid
+""")
+    (d / "userlist.txt").write_text(f'"{user}" ""\n')
+    cmd = [PGBOUNCER, "-d", str(d / "pgbouncer.ini")]
+    if os.geteuid() == 0:  # it refuses to run as root: as the server's user
+        subprocess.run(["chown", "-R", "postgres:", str(d)], check=True)
+        cmd = ["runuser", "-u", "postgres", "--"] + cmd
+    subprocess.run(cmd, check=True, timeout=WAIT)
+    wait_for("pgbouncer does not listen: " + (d / "pgbouncer.log").read_text()
+             if (d / "pgbouncer.log").exists() else "pgbouncer does not listen",
+             lambda: (d / ".s.PGSQL.6432").exists())
+    try:
+        yield f"host={d} port=6432 dbname={DBNAME}"
+    finally:
+        pid = int((d / "pgbouncer.pid").read_text())
+        os.kill(pid, 2)  # SIGINT: a clean shutdown
+        wait_for("pgbouncer does not stop", lambda: not os.path.exists(f"/proc/{pid}"))
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def relay(pgbouncer, tmp_path):
+    """okno-relay through the pool, waiting in okno_wait (JSON lines to a file)."""
+    if not os.access(RELAY, os.X_OK):
+        pytest.skip("relay/okno-relay is not built (make)")
+    drain_everything()
+    out = tmp_path / "relay.out"
+    err = tmp_path / "relay.err"
+    with open(out, "w") as o, open(err, "w") as e:
+        proc = subprocess.Popen([RELAY, "--dbname", pgbouncer, "--poll", "30"], stdout=o, stderr=e)
+    try:
+        wait_for("the relay does not wait in okno_wait", lambda: one(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND state = 'active' "
+            "AND query LIKE 'CALL %%okno_wait(%%'", (DBNAME,))[0] == 1)
+        yield proc, out, err
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def test_beside_okno_relay_through_pgbouncer_every_post_succeeds(client, pgbouncer, relay, monkeypatch):
+    """The app and okno-relay share a PgBouncer pool in transaction mode (the
+    relay's README recommends it). The relay leaves nothing in the server
+    sessions it uses: a session search_path it once set at connect reached
+    the app's requests on those connections, and the app's unqualified
+    okno_create_booking_result failed (42883, a 500)."""
+    proc, out, err = relay
+    monkeypatch.setenv("DATABASE_URL", pgbouncer)
+    monkeypatch.setattr(service, "drain_once", lambda: None)  # the relay delivers
+    bodies = [booking() for _ in range(40)]
+    first = [post(client, b, f"pooled-{i}") for i, b in enumerate(bodies)]
+    assert [r.status_code for r in first] == [201] * 40, [r.text for r in first if r.status_code != 201][:3]
+    replays = [post(client, b, f"pooled-{i}") for i, b in enumerate(bodies)]
+    assert [r.status_code for r in replays] == [201] * 40, [r.text for r in replays if r.status_code != 201][:3]
+    assert [r.json() for r in replays] == [r.json() for r in first]
+    assert all(r.headers["idempotent-replayed"] == "true" for r in replays)
+
+    # the relay delivers each booking's event once
+    ids = sorted(r.json()["id"] for r in first)
+    wait_for("the relay did not deliver the 40 events",
+             lambda: len(json_lines(out.read_text())) >= 40)
+    proc.terminate()
+    assert proc.wait(WAIT) == 0
+    events = json_lines(out.read_text())
+    assert sorted(e["payload"]["booking_id"] for e in events) == ids
+    assert len({e["event_id"] for e in events}) == 40
+    assert one("SELECT count(*) FROM outbox WHERE delivered_at IS NULL")[0] == 0
+    assert [l for l in err.read_text().splitlines() if "stopped by signal" not in l] == []
