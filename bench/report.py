@@ -9,6 +9,7 @@ derived here.  Standard library only."""
 import csv
 import glob
 import os
+import re
 import statistics
 import sys
 
@@ -64,6 +65,8 @@ def prom(path):
             for ln in f:
                 if ln.strip() and not ln.startswith("#"):
                     k, _, v = ln.rpartition(" ")
+                    # one relay per file: its subscriber label left out
+                    k = re.sub(r'\{subscriber="[^"]*",?', "{", k.strip()).replace("{}", "")
                     try:
                         out[k.strip()] = float(v)
                     except ValueError:
