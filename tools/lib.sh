@@ -11,7 +11,13 @@
 #   ensure_packages WHO         install PACKAGES from Debian when root, else
 #                               print the apt-get line; false if any is missing
 #   build_and_install           build with -Wall -Wextra -Werror (PG_CFLAGS:
-#                               not forced on a user's plain make) and install
+#                               not forced on a user's plain make) and install,
+#                               each file replaced at once (install_staged)
+#   install_staged              make install into a staging directory, then
+#                               rename each file into place, one install at a
+#                               time (flock on the library directory): a
+#                               server of a run beside this one never loads a
+#                               half-written okno.so
 #   cluster_start NAME PORT [SETTING...]
 #                               initdb and start a throwaway cluster in a new
 #                               temporary directory, listening on its Unix
@@ -71,11 +77,36 @@ build_and_install() {
 	make -s PG_CONFIG="$PG_CONFIG" PG_CPPFLAGS="-isystem $server" \
 		PG_CFLAGS="-Wall -Wextra -Werror" >&2 || return 1
 	if [ -w "$($PG_CONFIG --pkglibdir)" ] && [ -w "$($PG_CONFIG --sharedir)/extension" ]; then
-		make -s PG_CONFIG="$PG_CONFIG" install >&2
+		install_staged >&2
 	else
 		echo "cannot write to $($PG_CONFIG --pkglibdir): run as root, or 'sudo make install' first" >&2
 		return 1
 	fi
+}
+
+# make install writes okno.so in place (install(1) unlinks it and writes
+# a new file): a backend of another run (make test in another clone) that
+# loads it meanwhile can find it cut short.  So: install into a staging
+# directory, then copy each file next to its place and rename it over the
+# old one, which a backend sees whole, old or new.
+install_staged() {
+	local stage lib rc=0
+	lib=$($PG_CONFIG --pkglibdir)
+	stage=$(mktemp -d "${TMPDIR:-/tmp}/okno-install.XXXXXX") || return 1
+	if make -s PG_CONFIG="$PG_CONFIG" install DESTDIR="$stage"; then
+		# shellcheck disable=SC2016
+		flock -w 600 "$lib" bash -c '
+			cd "$1" && find . -type f | while read -r f; do
+				d=/${f#./}
+				mkdir -p "$(dirname "$d")" &&
+					cp -p "$f" "$d.okno-install.$$" &&
+					mv -f "$d.okno-install.$$" "$d" || exit 1
+			done' bash "$stage" || rc=1
+	else
+		rc=1
+	fi
+	rm -rf "$stage"
+	return $rc
 }
 
 cluster_start() {

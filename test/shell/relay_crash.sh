@@ -53,11 +53,12 @@ crash_and_recover() {
 	# committed state right after the kill: the killed relay's open batch
 	# is invisible to us, so it counts as pending
 	q "$db" "SELECT id FROM outbox WHERE delivered_at IS NULL ORDER BY id" >"$work/$name.pending"
-	wait_until 5 exited "$RELAY_PID"
-	sleep 0.5	# a command the killed relay had started may still be writing
+	wait_until 60 exited "$RELAY_PID"
+	# a command the killed relay had started may still be writing
+	wait_until 60 commands_done
 	# its backend rolls back and ends once it sees the socket closed; until
 	# then its rows stay locked and a drain would skip them
-	wait_until 10 no_relay_backends "$db"
+	wait_until 60 no_relay_backends "$db"
 	check "$name: the killed relay's session ends" "" "$(relay_backends "$db")"
 	pending_n=$(lines "$work/$name.pending")
 	echo "# $name: killed after $(lines "$work/$name.1") of $total events; $pending_n pending"
@@ -93,6 +94,9 @@ crash_and_recover() {
 		not_ok "$name: the duplicates are at most one batch ($batch)" "$(lines "$work/$name.dups") duplicates"
 	fi
 }
+
+# no command of the relay's (the handler below) is running any more
+commands_done() { ! pgrep -f "$work/handler" >/dev/null; }
 
 # --exec: each event takes 20 ms; batches of 10; kill after 55 events
 book "$db" 1 200

@@ -53,7 +53,7 @@ book "$db" 1 10
 PGOPTIONS='-c okno.retry_base=200ms' start_relay a --dbname "$db" --batch 10 \
 	--exec-timeout 30 --exec "$work/handler a"
 relay=$RELAY_PID
-if ! wait_until 10 test -s "$work/hung.pgid"; then
+if ! wait_until 60 test -s "$work/hung.pgid"; then
 	not_ok "the first relay's command hangs on its first event" "$(cat "$work/a.err")"
 	exit 1
 fi
@@ -83,7 +83,7 @@ check "the first relay has not run anything else meanwhile" 1 "$(lines "$work/a.
 
 kill -KILL -- "-$pgid"
 delivered() { [ "$(q "$db" "SELECT count(*) FROM outbox WHERE delivered_at IS NULL")" -eq 0 ]; }
-wait_until 15 delivered
+wait_until 60 delivered
 check "killed, the command counts as a failure and the event is delivered on the retry" \
 	"1|killed by signal 9|t" \
 	"$(q "$db" "SELECT attempts, last_error, delivered_at IS NOT NULL FROM outbox WHERE id = '$hung'")"
@@ -99,7 +99,7 @@ check "the handlers ran 11 times: the hanging event twice, the others once" \
 		END { printf "%s %d|%d once", h, hc, once }')"
 check "the other 9 have no failed attempt" 0 \
 	"$(q "$db" "SELECT count(*) FROM outbox WHERE attempts <> 0 AND id <> '$hung'")"
-stop_relay "$relay" 10
+stop_relay "$relay" 60
 check "the first relay stops on SIGTERM with 0" 0 "$STOP_RC"
 
 # --- SIGTERM while a command hangs ---------------------------------------------
@@ -110,7 +110,7 @@ book "$db" 11 5
 PGOPTIONS='-c okno.retry_base=1h' start_relay c --dbname "$db" --batch 10 \
 	--exec-timeout 2 --exec "$work/handler c" --verbose
 relay=$RELAY_PID
-if ! wait_until 10 test -s "$work/hung.pgid"; then
+if ! wait_until 60 test -s "$work/hung.pgid"; then
 	not_ok "the relay's command hangs on its first event" "$(cat "$work/c.err")"
 	exit 1
 fi
@@ -119,7 +119,7 @@ kill -TERM "$relay"
 check "after SIGTERM, while the command still hangs, the 4 others can be drained" 4 \
 	"$(takeable "$db")"
 started=$(date +%s.%N)
-stop_relay "$relay" 10
+stop_relay "$relay" 60
 elapsed=$(secs_since "$started")
 check "the relay waits for the event in hand and exits 0" 0 "$STOP_RC"
 if awk -v e="$elapsed" 'BEGIN { exit !(e < 5) }'; then

@@ -36,12 +36,19 @@ start_relay retry --dbname "$db" --exec "$work/fail" --poll 30
 relay=$RELAY_PID
 unset PGOPTIONS
 parked() { [ "$(q "$db" "SELECT parked_at IS NOT NULL FROM outbox WHERE id = '$id'")" = t ]; }
-wait_until 20 parked
+wait_until 60 parked
 check "the event is parked after 3 failed attempts" "3|t|exit status 1|t" \
 	"$(q "$db" "SELECT attempts, parked_at IS NOT NULL, last_error, delivered_at IS NULL FROM outbox WHERE id = '$id'")"
-sleep 1.5	# backoff would be at most 0.8 s now: a 4th attempt would have come
+# the relay waits in the server: only a drain that found nothing is
+# followed by okno_wait, so a 4th attempt would have been handed out
+idle() {
+	[ "$(q postgres "SELECT count(*) FROM pg_stat_activity
+	                  WHERE datname = '$db' AND application_name = 'okno-relay' AND state = 'active'
+	                    AND wait_event_type = 'Extension' AND query LIKE 'CALL %okno_wait(%'")" -ge 1 ]
+}
+wait_until 60 idle
 check "the handler ran exactly 3 times" 3 "$(lines "$work/attempts")"
-stop_relay "$relay" 10
+stop_relay "$relay" 60
 check "the relay stops on SIGTERM with exit 0" 0 "$STOP_RC"
 check "the handler saw OKNO_EVENT_ID and OKNO_EVENT_KIND" "$id|booking_created" \
 	"$(cut -d'|' -f4,5 "$work/attempts" | sort -u)"
@@ -114,7 +121,7 @@ fi
 check "the hanging handler counts as a failure" "1|timed out after 1 s|t" \
 	"$(q "$db" "SELECT attempts, last_error, delivered_at IS NULL FROM outbox WHERE id = '$id'")"
 sleep_pid=$(cat "$work/sleep.pid" 2>/dev/null)
-if [ -n "$sleep_pid" ] && wait_until 2 exited "$sleep_pid"; then
+if [ -n "$sleep_pid" ] && wait_until 60 exited "$sleep_pid"; then
 	ok "its whole process group was killed (the shell's background sleep too)"
 else
 	not_ok "its whole process group was killed" "sleep pid ${sleep_pid:-?} still there"

@@ -70,7 +70,7 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	"$PGBOUNCER" -d "$pgb/pgbouncer.ini" >"$work/pgbouncer.start" 2>&1
 fi
-wait_until 10 test -S "$pgb/.s.PGSQL.$bport"
+wait_until 60 test -S "$pgb/.s.PGSQL.$bport"
 if [ ! -S "$pgb/.s.PGSQL.$bport" ]; then
 	not_ok "pgbouncer starts" "$(cat "$work/pgbouncer.start" "$pgb/pgbouncer.log" 2>/dev/null | tail -n 5)"
 	exit 1
@@ -80,7 +80,7 @@ stop_pgbouncer() {
 	local p
 	p=$(cat "$pgb/pgbouncer.pid" 2>/dev/null)
 	[ -n "$p" ] && kill -INT "$p" 2>/dev/null
-	wait_until 10 exited "$p" 2>/dev/null
+	wait_until 60 exited "$p" 2>/dev/null
 }
 trap 'stop_pgbouncer; cleanup' EXIT
 
@@ -99,7 +99,7 @@ in_okno_wait() { [ "$(wait_state)" = "active|Extension|true" ]; }
 
 start_relay relay --dbname "$via" --wait=server --poll 30 --verbose
 relay=$RELAY_PID
-wait_until 10 in_okno_wait
+wait_until 60 in_okno_wait
 check "through pgbouncer the relay waits in CALL okno_wait (wait_event Extension, no backend_xmin)" \
 	"active|Extension|true" "$(wait_state)"
 check "... in server mode, with no fallback to LISTEN" "1|0" \
@@ -110,7 +110,7 @@ for i in $(seq 1 20); do
 	book "$db" "$i" 1	# on the server directly, a transaction each
 	sleep 0.05
 done
-wait_until 20 at_least 20 "$work/relay.out"
+wait_until 60 at_least 20 "$work/relay.out"
 took=$((SECONDS - started))
 check "20 creates made on the server arrive through pgbouncer" 20 "$(lines "$work/relay.out")"
 if [ "$took" -lt 20 ]; then
@@ -129,7 +129,7 @@ check "... and they are the outbox's 20 events" \
 check "all 20 are delivered in the table" "20/0" \
 	"$(q "$db" "SELECT count(*) FILTER (WHERE delivered_at IS NOT NULL) || '/' || count(*) FILTER (WHERE delivered_at IS NULL) FROM outbox")"
 
-wait_until 10 in_okno_wait
+wait_until 60 in_okno_wait
 started=$(date +%s%N)
 stop_relay "$relay" 10
 ms=$((($(date +%s%N) - started) / 1000000))
@@ -140,7 +140,7 @@ else
 	not_ok "... at once" "$ms ms"
 fi
 no_wait() { [ -z "$(wait_state)" ]; }
-wait_until 5 no_wait
+wait_until 60 no_wait
 check "... and the server's okno_wait has ended" "" "$(wait_state)"
 check "the relay logged no error" "" \
 	"$(grep -vE '^okno-relay: (connected to|waiting between batches|delivered [0-9]+|stopped by signal)' "$work/relay.err")"
@@ -161,7 +161,7 @@ relay_default=$RELAY_PID
 start_relay pool_journal --dbname "$via" --subscriber journal --poll 30
 relay_journal=$RELAY_PID
 two_waits() { [ "$(wait_state | grep -c '^active|Extension|true$')" -eq 2 ]; }
-wait_until 10 two_waits
+wait_until 60 two_waits
 check "both relays wait in okno_wait through the pool" 2 "$(wait_state | grep -c '^active|Extension|true$')"
 
 # client N's statements: creates of bookings 1000+50N+1 .. 1000+50N+50,
@@ -213,7 +213,7 @@ for line in open(sys.argv[1]):
 want=$(q "$db" "SELECT id FROM outbox WHERE id > '$last' ORDER BY id")
 check "... and 200 events in the outbox" 200 "$(echo "$want" | grep -c .)"
 for r in default journal; do
-	wait_until 30 at_least 200 "$work/pool_$r.out"
+	wait_until 60 at_least 200 "$work/pool_$r.out"
 	check "the $r relay delivered each of the 200 events exactly once" "$want" "$(ids_of "$work/pool_$r.out")"
 done
 stop_relay "$relay_default" 10

@@ -31,19 +31,19 @@ has_line() { [ "$(grep_count "$1" "$2")" -ge "${3:-1}" ]; }
 book "$db" 1 10
 start_relay idle --dbname "$db" --poll 60
 relay=$RELAY_PID
-wait_until 20 at_least 10 "$work/idle.out"
+wait_until 60 at_least 10 "$work/idle.out"
 check "the relay delivers the first 10 events" 10 "$(lines "$work/idle.out")"
 
-wait_until 10 one_backend "$db"
+wait_until 60 one_backend "$db"
 old=$(relay_backends "$db")
 check "the relay's session is found by application_name okno-relay" 1 "$(echo "$old" | grep -c .)"
 check "pg_terminate_backend ends it" t "$(q postgres "SELECT pg_terminate_backend($old)")"
 
-wait_until 20 has_line 'reconnected' "$work/idle.err"
+wait_until 60 has_line 'reconnected' "$work/idle.err"
 check "stderr reports the lost connection" 1 \
 	"$(grep_count '^okno-relay: lost the connection to the server' "$work/idle.err")"
 check "stderr reports the reconnect" 1 "$(grep_count '^okno-relay: reconnected$' "$work/idle.err")"
-wait_until 10 one_backend "$db" "$old"
+wait_until 60 one_backend "$db" "$old"
 new=$(relay_backends "$db")
 if [ -n "$new" ] && [ "$new" != "$old" ]; then
 	ok "a new session with application_name okno-relay replaces it"
@@ -53,7 +53,7 @@ fi
 
 started=$SECONDS
 book "$db" 11 10
-wait_until 20 at_least 20 "$work/idle.out"
+wait_until 60 at_least 20 "$work/idle.out"
 check "events created after the reconnect are delivered" 20 "$(lines "$work/idle.out")"
 if [ $((SECONDS - started)) -lt 30 ]; then
 	ok "... by notification, not by --poll 60 ($((SECONDS - started)) s)"
@@ -61,7 +61,7 @@ else
 	not_ok "... by notification, not by --poll 60" "$((SECONDS - started)) s"
 fi
 check "each of the 20 was printed once" 20 "$(sort -u "$work/idle.out" | wc -l | tr -d ' ')"
-stop_relay "$relay" 10
+stop_relay "$relay" 60
 check "the relay still stops cleanly (SIGTERM, exit 0)" 0 "$STOP_RC"
 
 # --- killed in the middle of a batch -----------------------------------------
@@ -76,16 +76,16 @@ EOF
 chmod +x "$work/handler"
 start_relay batch --dbname "$db" --exec "$work/handler" --batch 10 --poll 60
 relay=$RELAY_PID
-wait_until 20 at_least 3 "$work/handled"
-wait_until 10 one_backend "$db"
+wait_until 60 at_least 3 "$work/handled"
+wait_until 60 one_backend "$db"
 victim=$(relay_backends "$db")
 check "pg_terminate_backend in the middle of a batch" t "$(q postgres "SELECT pg_terminate_backend($victim)")"
 handled_at_kill=$(lines "$work/handled")
 
-wait_until 30 has_line 'reconnected' "$work/batch.err"
+wait_until 60 has_line 'reconnected' "$work/batch.err"
 check "stderr reports the reconnect" 1 "$(grep_count '^okno-relay: reconnected$' "$work/batch.err")"
 delivered() { [ "$(q "$db" "SELECT count(*) FROM outbox WHERE delivered_at IS NULL")" -eq 0 ]; }
-wait_until 30 delivered
+wait_until 60 delivered
 check "every event of the lost batch is delivered after the reconnect" 0 \
 	"$(q "$db" "SELECT count(*) FROM outbox WHERE delivered_at IS NULL")"
 python3 -c '
@@ -103,5 +103,5 @@ if [ "$dups" -le $((handled_at_kill + 1)) ]; then
 else
 	not_ok "the relay noticed the loss within an event" "$dups duplicates, $handled_at_kill handled at the kill"
 fi
-stop_relay "$relay" 10
+stop_relay "$relay" 60
 check "the relay stops cleanly (SIGTERM, exit 0)" 0 "$STOP_RC"

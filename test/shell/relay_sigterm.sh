@@ -36,9 +36,9 @@ chmod +x "$work/handler"
 
 start_relay run1 --dbname "$db" --batch 10 --exec "$work/handler 1 0.3" --verbose
 relay=$RELAY_PID
-wait_until 20 at_least 3 "$work/handled.1"
+wait_until 60 at_least 3 "$work/handled.1"
 started=$SECONDS
-stop_relay "$relay" 10
+stop_relay "$relay" 60
 check "SIGTERM while an event is in hand: exit status 0" 0 "$STOP_RC"
 if [ $((SECONDS - started)) -le 3 ]; then
 	ok "... within a few seconds ($((SECONDS - started)) s)"
@@ -64,7 +64,7 @@ check "the others are pending: attempts 0, no error" "$((30 - n1))|0|0" \
 # handed the rest of its batch of 10 back here)
 check "they were never taken: nothing to hand back" 0 \
 	"$(grep -c "handed back" "$work/run1.err")"
-wait_until 5 no_relay_backends "$db"
+wait_until 60 no_relay_backends "$db"
 check "the relay's session is gone" "" "$(relay_backends "$db")"
 
 timeout 60 "$RELAY" --dbname "$db" --batch 10 --exec "$work/handler 2 0" --once >/dev/null 2>"$work/run2.err"
@@ -80,24 +80,30 @@ check "all 30 are delivered" 0 "$(q "$db" "SELECT count(*) FROM outbox WHERE del
 # --- SIGINT while idle ----------------------------------------------------------
 start_relay idle --dbname "$db" --poll 60
 relay=$RELAY_PID
-connected() { [ -n "$(relay_backends "$db")" ]; }
-wait_until 10 connected
-sleep 0.2
+# connected, and waiting for work in the server
+waiting() {
+	[ "$(q postgres "SELECT count(*) FROM pg_stat_activity
+	                  WHERE datname = '$db' AND application_name = 'okno-relay' AND state = 'active'
+	                    AND wait_event_type = 'Extension' AND query LIKE 'CALL %okno_wait(%'")" -ge 1 ]
+}
+wait_until 60 waiting
 kill -INT "$relay"
-if wait_until 2 exited "$relay"; then
+# (at once: well before okno_wait's --poll of 60 s, and before the 5 s the
+# relay gives a cancelled wait)
+if wait_until 4 exited "$relay"; then
 	wait "$relay"
 	check "SIGINT while waiting for work: exit status 0 at once" 0 $?
 else
-	not_ok "SIGINT while waiting for work: exit status 0 at once" "still running after 2 s"
+	not_ok "SIGINT while waiting for work: exit status 0 at once" "still running after 4 s"
 fi
 
 # --- SIGTERM while a handler hangs: the event in hand is finished ------------
 book "$db" 31 1
 start_relay hang --dbname "$db" --exec "echo \$\$ >\"$work/hang.pid\"; exec sleep 60" --exec-timeout 2
 relay=$RELAY_PID
-wait_until 10 test -s "$work/hang.pid"
+wait_until 60 test -s "$work/hang.pid"
 started=$SECONDS
-stop_relay "$relay" 10
+stop_relay "$relay" 60
 check "SIGTERM during a handler: the relay waits for it (here its 2 s timeout) and exits 0" 0 "$STOP_RC"
 check "... and records the outcome of the event in hand" "1|timed out after 2 s" \
 	"$(q "$db" "SELECT attempts, last_error FROM outbox WHERE (payload->>'booking_id')::int = 31")"
@@ -124,10 +130,10 @@ PIDS+=("$reader")
 "$RELAY" --dbname "$db" --batch 2000 --verbose >"$work/fifo" 2>"$work/slow.err" &
 relay=$!
 PIDS+=("$relay")
-wait_until 20 at_least 200 "$work/slow.lines"
-stop_relay "$relay" 10
+wait_until 60 at_least 200 "$work/slow.lines"
+stop_relay "$relay" 60
 check "SIGTERM in the middle of a batch on stdout: exit status 0" 0 "$STOP_RC"
-wait_until 10 exited "$reader"
+wait_until 60 exited "$reader"
 n3=$(lines "$work/slow.lines")
 echo "# $n3 lines written before the relay stopped"
 if [ "$n3" -ge 200 ] && [ "$n3" -lt 2000 ]; then

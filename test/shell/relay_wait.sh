@@ -41,7 +41,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 mkdir -p "$work/metrics"
 start_relay server --dbname "$db" --poll 30 --verbose --metrics-file "$work/metrics/okno-relay.prom"
 relay=$RELAY_PID
-wait_until 10 in_okno_wait "$db"
+wait_until 60 in_okno_wait "$db"
 check "idle, the relay's backend is active in CALL okno_wait: wait_event Extension, no backend_xmin" \
 	"active|Extension|Extension|true" "$(wait_state "$db")"
 check "stderr says it waits in the server" 1 \
@@ -50,7 +50,7 @@ check "stderr says it waits in the server" 1 \
 sleep 1.5	# well inside its 30-second wait
 t0=$(date +%s%N)
 book "$db" 1 1
-wait_until 10 at_least 1 "$work/server.out"
+wait_until 60 at_least 1 "$work/server.out"
 ms=$(ms_since "$t0")
 echo "# a create made while it waited arrived after $ms ms (psql included)"
 if [ "$(lines "$work/server.out")" -eq 1 ] && [ "$ms" -lt 5000 ]; then
@@ -66,23 +66,23 @@ for i in 2 3 4 5 6; do
 	sleep 0.1
 done
 book "$db" 7 20		# and 20 in one transaction
-wait_until 10 at_least 26 "$work/server.out"
+wait_until 60 at_least 26 "$work/server.out"
 check "26 more creates, alone and in a transaction of 20, arrive too" 26 "$(lines "$work/server.out")"
 check "each event was printed once" 26 "$(sort -u "$work/server.out" | wc -l | tr -d ' ')"
-wait_until 10 in_okno_wait "$db"
+wait_until 60 in_okno_wait "$db"
 check "... and it waits in okno_wait again" "active|Extension|Extension|true" "$(wait_state "$db")"
 
 # the metrics file, while running and at exit
-wait_until 5 test -s "$work/metrics/okno-relay.prom"
+wait_until 60 test -s "$work/metrics/okno-relay.prom"
 metric() {	# metric NAME [,LABEL="VALUE"] [FILE] [SUBSCRIBER]: its value in the metrics file
 	sed -n "s/^$1{subscriber=\"${4:-default}\"${2:-}} //p" "${3:-$work/metrics/okno-relay.prom}"
 }
-wait_until 5 eval '[ "$(metric okno_relay_events_delivered_total)" = 26 ]'
+wait_until 60 eval '[ "$(metric okno_relay_events_delivered_total)" = 26 ]'
 check "while running, the metrics file counts 26 delivered" 26 "$(metric okno_relay_events_delivered_total)"
 
-sleep 0.5
+wait_until 60 in_okno_wait "$db"
 started=$(date +%s%N)
-stop_relay "$relay" 10
+stop_relay "$relay" 60
 ms=$(ms_since "$started")
 check "SIGTERM during the server wait: exit status 0" 0 "$STOP_RC"
 if [ "$ms" -lt 3000 ]; then
@@ -90,7 +90,7 @@ if [ "$ms" -lt 3000 ]; then
 else
 	not_ok "... at once (the wait is cancelled)" "$ms ms"
 fi
-wait_until 5 no_relay_backends "$db"
+wait_until 60 no_relay_backends "$db"
 check "... and its session is gone" "" "$(relay_backends "$db")"
 
 check "at exit the metrics file says delivered 26, failed 0, parked 0, released 0, reconnects 0" \
@@ -156,10 +156,11 @@ book "$db" 27 1
 	-c "SELECT pg_sleep(3)" -c "ROLLBACK" >"$work/holder.out" 2>&1 &
 holder=$!
 PIDS+=("$holder")
-sleep 0.3
+holding() { [ "$(q "$db" "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query = 'SELECT pg_sleep(3)'")" = 1 ]; }
+wait_until 60 holding
 start_relay spin --dbname "$db"
 relay=$RELAY_PID
-wait_until 10 eval '[ -n "$(relay_backends "$db")" ]'
+wait_until 60 eval '[ -n "$(relay_backends "$db")" ]'
 backend=$(relay_backends "$db")
 ticks() {	# ticks PID: user + system CPU time in clock ticks
 	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0
@@ -178,20 +179,20 @@ else
 		"backend $((b1 - b0)), relay $((r1 - r0)) ticks in 2 s"
 fi
 wait "$holder"
-wait_until 10 at_least 1 "$work/spin.out"
+wait_until 60 at_least 1 "$work/spin.out"
 check "once it is rolled back, the relay delivers it" 1 "$(lines "$work/spin.out")"
-stop_relay "$relay" 10
+stop_relay "$relay" 60
 check "... and stops on SIGTERM with 0" 0 "$STOP_RC"
 
 # --- --wait=poll and --wait=listen ------------------------------------------
 start_relay poll --dbname "$db" --wait=poll
 relay=$RELAY_PID
-wait_until 10 eval '[ -n "$(relay_backends "$db")" ]'
+wait_until 60 eval '[ -n "$(relay_backends "$db")" ]'
 book "$db" 101 3
-wait_until 10 at_least 3 "$work/poll.out"
+wait_until 60 at_least 3 "$work/poll.out"
 check "--wait=poll delivers (by polling)" 3 "$(lines "$work/poll.out")"
 check "... without waiting in okno_wait" "" "$(wait_state "$db")"
-stop_relay "$relay" 10
+stop_relay "$relay" 60
 check "... and stops on SIGTERM with 0" 0 "$STOP_RC"
 
 q postgres "ALTER DATABASE $db SET okno.notify = on" >/dev/null
@@ -199,18 +200,18 @@ q postgres "ALTER DATABASE $db SET okno.notify = on" >/dev/null
 # create in sooner
 start_relay listen --dbname "$db" --wait=listen --poll 30
 relay=$RELAY_PID
-wait_until 10 eval '[ -n "$(relay_backends "$db")" ]'
+wait_until 60 eval '[ -n "$(relay_backends "$db")" ]'
 sleep 6
 t0=$(date +%s%N)
 book "$db" 201 3
-wait_until 10 at_least 3 "$work/listen.out"
+wait_until 60 at_least 3 "$work/listen.out"
 ms=$(ms_since "$t0")
 if [ "$(lines "$work/listen.out")" -eq 3 ] && [ "$ms" -lt 2500 ]; then
 	ok "--wait=listen, okno.notify on, --poll 30: woken by the NOTIFY ($ms ms)"
 else
 	not_ok "--wait=listen, okno.notify on, --poll 30: woken by the NOTIFY" "$(lines "$work/listen.out") lines after $ms ms"
 fi
-stop_relay "$relay" 10
+stop_relay "$relay" 60
 check "... and stops on SIGTERM with 0" 0 "$STOP_RC"
 q postgres "ALTER DATABASE $db RESET okno.notify" >/dev/null
 
@@ -221,13 +222,13 @@ q "$old" "ALTER EXTENSION okno DROP PROCEDURE okno_wait(integer, boolean);
           DROP PROCEDURE okno_wait(integer, boolean)" >/dev/null
 start_relay old --dbname "$old" --verbose
 relay=$RELAY_PID
-wait_until 10 eval '[ -n "$(relay_backends "$old")" ]'
+wait_until 60 eval '[ -n "$(relay_backends "$old")" ]'
 book "$old" 1 2
-wait_until 10 at_least 2 "$work/old.out"
+wait_until 60 at_least 2 "$work/old.out"
 check "without okno_wait the default relay still delivers (LISTEN and polling)" 2 "$(lines "$work/old.out")"
 check "... and says so once" 1 "$(grep -c '^okno-relay: okno in schema "public" has no okno_wait (an older okno): waiting with LISTEN okno_outbox and polling instead$' "$work/old.err")"
 check "... waiting with listen" 1 "$(grep -c '^okno-relay: waiting between batches: listen$' "$work/old.err")"
-stop_relay "$relay" 10
+stop_relay "$relay" 60
 check "... and stops on SIGTERM with 0" 0 "$STOP_RC"
 
 # --- a role that may not use okno_wait: the relay says so and listens ----------
@@ -242,12 +243,12 @@ q "$den" "SET client_min_messages = warning; DROP ROLE IF EXISTS okno_relay_wait
              ON outbox TO okno_relay_wait_denied" >/dev/null
 start_relay den --dbname "dbname=$den user=okno_relay_wait_denied" --verbose
 relay=$RELAY_PID
-wait_until 10 eval '[ -n "$(relay_backends "$den")" ]'
+wait_until 60 eval '[ -n "$(relay_backends "$den")" ]'
 book "$den" 1 2
-wait_until 10 at_least 2 "$work/den.out"
+wait_until 60 at_least 2 "$work/den.out"
 check "a role without EXECUTE on okno_wait still delivers (LISTEN and polling)" 2 "$(lines "$work/den.out")"
 check "... and the relay says why" 1 "$(grep -c '^okno-relay: this role may not use okno_wait in schema "public"' "$work/den.err")"
-stop_relay "$relay" 10
+stop_relay "$relay" 60
 "$PGBIN/dropdb" --force "$den" 2>/dev/null
 q postgres "DROP ROLE okno_relay_wait_denied" >/dev/null
 
@@ -274,11 +275,11 @@ start_relay shared --dbname "$db" --poll 30 --metrics-file "$prom"
 relay=$RELAY_PID
 ln -s "$work/victim" "$prom.tmp.$relay"
 regular_file() { [ -f "$1" ] && [ ! -L "$1" ]; }
-wait_until 10 regular_file "$prom"
+wait_until 60 regular_file "$prom"
 check_true "a symlink at the metrics file is replaced by the relay's file" regular_file "$prom"
 # a write after the symlinks are in place: the one that counts this event
 book "$db" 301 1
-wait_until 10 eval '[ "$(metric okno_relay_events_delivered_total "" "$prom")" = 1 ]'
+wait_until 60 eval '[ "$(metric okno_relay_events_delivered_total "" "$prom")" = 1 ]'
 check "... and the relay's file counts the event delivered after them" 1 "$(metric okno_relay_events_delivered_total "" "$prom")"
 stop_relay "$relay" 10
 check "... SIGTERM: exit status 0" 0 "$STOP_RC"

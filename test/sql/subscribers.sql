@@ -33,6 +33,27 @@ CREATE FUNCTION pg_temp.id(kind text, i int) RETURNS uuid LANGUAGE sql AS $$
      WHERE o.kind = id.kind AND b.i = id.i
 $$;
 
+-- A subscriber's drain stores the snapshot it copied in; its xmin, the
+-- oldest transaction then running anywhere in the cluster (another
+-- database's, autovacuum's ANALYZE), bounds what the default drain forgets
+-- (okno_subscriber_horizon).  Before a copy whose horizon this test looks
+-- at: wait, 60 s at most, until no transaction older than this test's
+-- newest event runs.
+CREATE FUNCTION pg_temp.settled() RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    newest xid8 := (SELECT created_xid FROM outbox WHERE created_xid IS NOT NULL ORDER BY created_xid DESC LIMIT 1);
+    deadline timestamptz := clock_timestamp() + interval '60 seconds';
+BEGIN
+    WHILE newest IS NOT NULL AND pg_snapshot_xmin(pg_current_snapshot()) <= newest LOOP
+        IF clock_timestamp() > deadline THEN
+            RETURN false;
+        END IF;
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+    RETURN true;
+END
+$$;
+
 -- names: the rule, the default subscriber, NULL
 SELECT okno_test.err($$SELECT okno_subscribe('Journal')$$);
 SELECT okno_test.err($$SELECT okno_subscribe('9lives')$$);
@@ -280,6 +301,7 @@ SELECT pg_temp.book(21) IS NOT NULL AS b21;
 SELECT pg_temp.ev(kind, payload) FROM okno_drain(10, 'notify');
 SELECT attempts FROM okno_record_failure(pg_temp.id('booking_created', 21), 'retry', 'notify');
 SELECT okno_requeue(pg_temp.id('booking_created', 21), 'notify') AS due_again, pg_temp.cancel(21);
+SELECT pg_temp.settled();
 SELECT pg_temp.ev(kind, payload), attempts FROM okno_drain(10, 'notify');
 SELECT not_copied, pending, held_back FROM okno_subscribers WHERE subscriber = 'notify';
 SELECT pg_temp.ev(kind, payload), attempts FROM okno_drain(10, 'notify');
@@ -289,10 +311,12 @@ SELECT pg_temp.ev(kind, payload), attempts FROM okno_drain(10, 'notify');
 -- index outbox_created_xid), and keeps it while one has not copied them
 -- (the subscription's side: subscriber_forget.spec)
 SELECT pg_temp.book(22) IS NOT NULL AS b22;
+SELECT pg_temp.settled();
 SELECT pg_temp.ev(kind, payload) FROM okno_drain(10, 'journal');
 SELECT pg_temp.ev(kind, payload) FROM okno_drain(10);
 SELECT created_xid IS NOT NULL AS b22_kept FROM outbox WHERE id = pg_temp.id('booking_created', 22);
 SELECT pg_temp.book(23) IS NOT NULL AS b23;
+SELECT pg_temp.settled();
 SELECT pg_temp.ev(kind, payload) FROM okno_drain(10, 'journal');
 SELECT pg_temp.ev(kind, payload) FROM okno_drain(10, 'notify');
 SELECT pg_temp.ev(kind, payload) FROM okno_drain(10);
@@ -320,6 +344,7 @@ RESET ROLE;
 SELECT created_xid IS NOT NULL AS b25_kept FROM outbox WHERE id = pg_temp.id('booking_created', 25);
 GRANT UPDATE (created_xid) ON outbox TO regress_okno_keeper;
 SELECT pg_temp.book(26) IS NOT NULL AS b26;
+SELECT pg_temp.settled();
 SELECT (SELECT count(*) FROM okno_drain(10, 'journal')) AS journal, (SELECT count(*) FROM okno_drain(10, 'notify')) AS notify;
 SET ROLE regress_okno_keeper;
 SELECT kind FROM okno_drain(10);

@@ -47,7 +47,8 @@ BEGIN
     RAISE NOTICE 'caught: %', SQLERRM;
   END;
 END $$;
-SELECT count(*) AS okno_wait_locks FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 4;
+SELECT count(*) AS okno_wait_locks FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 4
+  AND database = (SELECT oid FROM pg_database WHERE datname = current_database());
 -- an event due: woken at once, however long the timeout
 SELECT okno_create_booking(1, 'k1', jsonb_build_object('resource_id', 1,
          'starts_at', '2034-01-01T10:00:00Z', 'ends_at', '2034-01-01T11:00:00Z')) ->> 'status' AS status;
@@ -60,7 +61,8 @@ CALL okno_wait(0);
 UPDATE outbox SET available_at = NULL;
 CALL okno_wait(0);
 -- no lock stays: not after a wait, not after a refused one
-SELECT count(*) AS okno_wait_locks FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 4;
+SELECT count(*) AS okno_wait_locks FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 4
+  AND database = (SELECT oid FROM pg_database WHERE datname = current_database());
 -- a role that may not read the outbox cannot wait on it
 CREATE ROLE regress_okno_wait_nobody;
 SET ROLE regress_okno_wait_nobody;
@@ -68,7 +70,8 @@ SET ROLE regress_okno_wait_nobody;
 CALL okno_wait(0);
 \set SHOW_CONTEXT errors
 RESET ROLE;
-SELECT count(*) AS okno_wait_locks FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 4;
+SELECT count(*) AS okno_wait_locks FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 4
+  AND database = (SELECT oid FROM pg_database WHERE datname = current_database());
 -- the relay's privileges (docs/PRIVILEGES.md): each of them is needed
 CREATE ROLE regress_okno_wait_relay;
 GRANT SELECT (id, kind, payload, delivered_at, parked_at, available_at, xmax) ON outbox TO regress_okno_wait_relay;
@@ -155,7 +158,8 @@ SET ROLE regress_okno_wait_relay;
 CALL okno_wait(0, NULL, 'journal');
 RESET ROLE;
 \set SHOW_CONTEXT errors
-SELECT count(*) AS okno_wait_locks FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 4;
+SELECT count(*) AS okno_wait_locks FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 4
+  AND database = (SELECT oid FROM pg_database WHERE datname = current_database());
 DROP OWNED BY regress_okno_wait_relay;
 DROP ROLE regress_okno_wait_relay;
 DROP ROLE regress_okno_wait_nobody;
