@@ -3,7 +3,7 @@
 # make the tables, the course's own Python service (test/course/service: its
 # code from the lessons, run with pydantic 2, SQLAlchemy 2 and psycopg 3:
 # the system's own where it has them (Debian 13 and testing: the roots of
-# tools/test-all), else Debian 13's in the root tools/pgroot 17 builds,
+# tools/test-all), else Debian 13's in the root tools/pgroot python names,
 # against this cluster's socket) books and drains, then the database owner
 # runs CREATE EXTENSION okno, which changes none of the course's tables, and
 # SELECT okno_prepare_tables(), which adds what okno needs; the tables stay
@@ -31,8 +31,8 @@ else
 		not_ok "the course's service runs in a Debian 13 root (chroot): run as root"
 		exit 0
 	fi
-	root=$(tools/pgroot 17 2>"$work/pgroot.log") || {
-		not_ok "a Debian 13 root with pydantic 2 (tools/pgroot 17)" "$(tail -n 5 "$work/pgroot.log")"
+	root=$(tools/pgroot python 2>"$work/pgroot.log") || {
+		not_ok "a Debian 13 root with pydantic 2 (tools/pgroot python)" "$(tail -n 5 "$work/pgroot.log")"
 		exit 0
 	}
 	# the socket directory, at the same path inside the root
