@@ -59,8 +59,8 @@ ensure_packages() {
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" -ne 0 ]; then
-		echo "$who needs these Debian packages; install them and run again:" >&2
-		echo "    sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+		echo "$who needs these Debian packages; as root (su -, or sudo where it is set up):" >&2
+		echo "    apt-get update && apt-get install -y ${missing[*]}" >&2
 		return 1
 	fi
 	say "installing ${missing[*]}"
@@ -79,7 +79,7 @@ build_and_install() {
 	if [ -w "$($PG_CONFIG --pkglibdir)" ] && [ -w "$($PG_CONFIG --sharedir)/extension" ]; then
 		install_staged >&2
 	else
-		echo "cannot write to $($PG_CONFIG --pkglibdir): run as root, or 'sudo make install' first" >&2
+		echo "cannot write to $($PG_CONFIG --pkglibdir): run as root, or 'make install' as root first" >&2
 		return 1
 	fi
 }
