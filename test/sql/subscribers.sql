@@ -67,7 +67,10 @@ SELECT okno_subscribe('default') AS default_added, okno_unsubscribe('nobody') AS
 SELECT split_part(okno_test.err($$INSERT INTO okno_subscriber SELECT 'default', now(), now(), pg_current_snapshot(), 0, now()$$), ' | ', 1);
 
 -- an event committed before the subscription is not the subscriber's
+-- (once no transaction older than it runs anywhere: until then the
+-- subscription's snapshot cannot tell that it committed before)
 SELECT pg_temp.book(1) IS NOT NULL AS b1;
+SELECT pg_temp.settled();
 SELECT okno_subscribe('journal') AS journal, okno_subscribe(repeat('a', 63)) AS long_name,
        okno_subscribe('journal') AS again;
 SELECT okno_unsubscribe(repeat('a', 63)) AS long_name_removed;
