@@ -45,7 +45,12 @@ OBJS = \
 	src/counts.o \
 	src/verify.o
 
-DATA         = $(wildcard sql/okno--*.sql)
+# The current version's install script is generated from its one editable
+# source, sql/okno.sql (docs/RELEASING.md); DATA is what is installed as it
+# is: the frozen full scripts of older versions and every update script.
+DATA_built   = sql/okno--$(EXTVERSION).sql
+DATA         = sql/okno--0.1.0.sql sql/okno--0.5.0.sql \
+               $(wildcard sql/okno--*--*.sql)
 
 # pg_regress: inputs in test/sql, expected output in expected/
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
@@ -64,7 +69,7 @@ ISOLATION    = same_key_read_committed same_key_repeatable_read slot_race \
 ISOLATION_OPTS = --inputdir=test --outputdir=.
 
 EXTRA_CLEAN  = results output_iso regression.diffs regression.out \
-               test/unit/*.o
+               test/unit/*.o $(DATA_built)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
@@ -80,6 +85,14 @@ all install installcheck:
 	@echo "or run 'make test' / 'make demo' as root, which install them." >&2
 	@exit 1
 endif
+
+# sql/okno--VERSION.sql is sql/okno.sql with its first line naming the
+# version's file (/* okno.sql: ... */ becomes /* okno--VERSION.sql: ... */);
+# VERSION is okno.control's default_version.  Outside PGXS too, so that
+# tools and tests can make just this file.
+$(DATA_built): sql/okno.sql
+	@mkdir -p $(@D)
+	sed '1s|^/\* okno\.sql: |/* okno--$(EXTVERSION).sql: |' $< >$@.tmp && mv $@.tmp $@
 
 # PGXS does not track header dependencies unless PostgreSQL was configured
 # with --enable-depend: rebuild every object when a header changes.

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # meta: META.json follows the PGXN Meta Spec 1.0.0 in what PGXN checks
 # (required keys and their forms), names the control file's version, and
-# points at files that exist; `make dist` builds the archive PGXN expects.
+# points at files that exist; the Makefile generates the current version's
+# install script from sql/okno.sql and installs every script once; `make
+# dist` builds the archive PGXN expects, and make in it the install script.
 # Prints one "ok - ..." or "not ok - ..." line per check.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -53,8 +55,8 @@ okno = prov.get("okno", {}) if isinstance(prov, dict) else {}
 check("provides.okno.version equals the distribution version", okno.get("version") == meta.get("version"))
 check("provides.okno.file points at an existing file", isinstance(okno.get("file"), str) and os.path.isfile(okno["file"]),
       "file: %r" % okno.get("file"))
-check("provides.okno.file is the install script of the current version",
-      okno.get("file") == "sql/okno--%s.sql" % default_version)
+check("provides.okno.file is sql/okno.sql, the editable source of the current version's install script",
+      okno.get("file") == "sql/okno.sql", "file: %r" % okno.get("file"))
 check("provides.okno.docfile points at an existing file",
       "docfile" not in okno or os.path.isfile(okno["docfile"]))
 check("release_status, if given, is stable, testing or unstable",
@@ -72,25 +74,68 @@ check("CHANGELOG.md has an entry for this version",
       os.path.exists("CHANGELOG.md") and ("## %s" % default_version) in open("CHANGELOG.md").read())
 PY
 
-# make dist: a zip of the committed tree with the version prefix
 version=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" okno.control)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+say() {	# say CONDITION-EXIT-STATUS DESCRIPTION
+	if [ "$1" -eq 0 ]; then echo "ok - $2"; else echo "not ok - $2"; fi
+}
+# a Makefile variable as make expands it (PGXS or not)
+makevar() {
+	make -s --no-print-directory --eval 'print-%: ; @echo $($*)' "print-$1" 2>/dev/null
+}
+
+# The current version's install script sql/okno--VERSION.sql is generated
+# from sql/okno.sql (DATA_built); DATA installs the rest as they are.
+built=$(makevar DATA_built)
+[ "$built" = "sql/okno--$version.sql" ]
+say $? "the Makefile generates sql/okno--$version.sql (DATA_built: $built)"
+data=" $(makevar DATA) "
+case "$data" in *" sql/okno--$version.sql "*) false ;; esac
+say $? "DATA does not name the generated sql/okno--$version.sql (it would be installed twice)"
+missing=
+for f in sql/okno--*.sql; do
+	[ "$f" = "sql/okno--$version.sql" ] && continue
+	case "$data" in *" $f "*) ;; *) missing="$missing $f" ;; esac
+done
+[ -z "$missing" ]
+say $? "DATA names every other sql/okno--*.sql, the frozen full scripts and the update scripts${missing:+ (missing:$missing)}"
+
+# PostgreSQL 15's pg_regress (REGRESS_OPTS=--inputdir=test, output in .)
+# reads sql/NAME.sql in place of test/sql/NAME.sql when it exists.
+shadowed=
+for t in $(makevar REGRESS); do
+	[ -e "sql/$t.sql" ] && shadowed="$shadowed sql/$t.sql"
+done
+[ -z "$shadowed" ]
+say $? "no regress test is shadowed by a file of the same name under sql/${shadowed:+ (shadowed by:$shadowed)}"
+
+# make dist: a zip of the committed tree with the version prefix; PGXN's
+# build (make) generates the install script from it
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	! git ls-files --error-unmatch "sql/okno--$version.sql" >/dev/null 2>&1
+	say $? "git does not track the generated sql/okno--$version.sql"
+	git check-ignore -q --no-index "sql/okno--$version.sql"
+	say $? ".gitignore lists the generated sql/okno--$version.sql"
 	git archive --format zip --prefix="okno-$version/" -o "$work/okno-$version.zip" HEAD
 	list=$(python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$work/okno-$version.zip")
-	for f in META.json okno.control Makefile README.md "sql/okno--$version.sql"; do
-		if printf '%s\n' "$list" | grep -qx "okno-$version/$f"; then
-			echo "ok - the dist archive holds okno-$version/$f"
-		else
-			echo "not ok - the dist archive holds okno-$version/$f"
-		fi
+	for f in META.json okno.control Makefile README.md sql/okno.sql; do
+		printf '%s\n' "$list" | grep -qx "okno-$version/$f"
+		say $? "the dist archive holds okno-$version/$f"
 	done
-	if printf '%s\n' "$list" | grep -qv "^okno-$version/"; then
-		echo "not ok - every file in the dist archive is under okno-$version/"
-	else
-		echo "ok - every file in the dist archive is under okno-$version/"
-	fi
+	! printf '%s\n' "$list" | grep -qx "okno-$version/sql/okno--$version.sql"
+	say $? "the dist archive does not hold the generated sql/okno--$version.sql"
+	! printf '%s\n' "$list" | grep -qv "^okno-$version/"
+	say $? "every file in the dist archive is under okno-$version/"
+	# make in the unpacked archive: the source with its first line naming
+	# the version's file, the rest byte for byte
+	python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+		"$work/okno-$version.zip" "$work/x"
+	d=$work/x/okno-$version
+	{ make -s -C "$d" "sql/okno--$version.sql" &&
+		[ "$(head -n 1 "$d/sql/okno--$version.sql")" = "/* okno--$version.sql: $(head -n 1 "$d/sql/okno.sql" | sed 's|^/\* okno\.sql: ||')" ] &&
+		cmp -s <(tail -n +2 "$d/sql/okno.sql") <(tail -n +2 "$d/sql/okno--$version.sql"); } >/dev/null 2>&1
+	say $? "make in the unpacked dist archive generates sql/okno--$version.sql from sql/okno.sql"
 else
 	echo "ok - the dist archive check needs a git checkout # skip"
 fi

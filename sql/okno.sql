@@ -1,4 +1,4 @@
-/* okno--0.6.0.sql: okno's functions and its own tables */
+/* okno.sql: okno's functions and its own tables */
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION okno CASCADE" to load this file. \quit
