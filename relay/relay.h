@@ -10,8 +10,9 @@
  *	log.c		messages on stderr, fatal exits, the metrics file at exit
  *	util.c		memory, clocks, poll() timeouts, the growable buffer
  *	signals.c	signal handlers, the self-pipe, interruptible sleep
- *	session.c	connecting, the session's set-up, reconnecting, judging
- *				results, backing off after a statement that went wrong
+ *	connect.c	connecting, reconnecting, judging results
+ *	session.c	a fresh connection's set-up: okno's schema and functions,
+ *				the qualified statements, how to wait
  *	wait.c		waiting between batches: okno_wait, LISTEN, polling
  *	batch.c		the delivery transaction: drain, deliver, record
  *				failures, release, commit
@@ -234,11 +235,13 @@ extern int	wakeup_fd(void);
 extern void drain_wakeups(void);
 extern void sleep_interruptible(double seconds);
 
-/* session.c */
+/* connect.c */
 extern PGconn *open_connection(Relay *r, char *errbuf, size_t errlen);
 extern SqlStatus check_result(Relay *r, PGresult *res, ExecStatusType want, const char *what);
-extern SqlStatus setup_session(Relay *r);
 extern void reconnect(Relay *r);
+
+/* session.c */
+extern SqlStatus setup_session(Relay *r);
 
 /* wait.c */
 extern void add_retry_time(Relay *r, double when);
