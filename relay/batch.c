@@ -243,7 +243,7 @@ deliver_event(Relay *r, PGresult *drain, int i, bool *not_tried)
  * stop signal hands the events not yet written back.  *drained is how many
  * events okno_drain() handed out.
  */
-SqlStatus
+static SqlStatus
 run_batch(Relay *r, int *drained)
 {
 	PGresult   *drain;
@@ -308,7 +308,7 @@ run_batch(Relay *r, int *drained)
  * unlocked, and other relays deliver them meanwhile.  The round ends early
  * when a drain finds nothing due.  *drained is how many events were taken.
  */
-SqlStatus
+static SqlStatus
 run_exec_round(Relay *r, int *drained)
 {
 	PGresult   *drain;
@@ -341,4 +341,16 @@ run_exec_round(Relay *r, int *drained)
 		progress_report(r, false);
 	}
 	return SQL_OK;
+}
+
+/*
+ * Deliver what is due: on standard output a batch, with --exec a round of
+ * single-event transactions.  *drained is how many events were taken.
+ */
+SqlStatus
+drain_due(Relay *r, int *drained)
+{
+	if (r->opts.exec_command != NULL)
+		return run_exec_round(r, drained);
+	return run_batch(r, drained);
 }

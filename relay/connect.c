@@ -18,6 +18,8 @@
 
 #include "relay.h"
 
+static const char *const wait_mode_names[] = {"server", "listen", "poll"};
+
 /*
  * Server messages outside a query: notices, warnings, and the FATAL a
  * backend sends before it closes the connection (pg_terminate_backend,
@@ -211,3 +213,59 @@ reconnect(Relay *r)
 	}
 }
 
+/*
+ * The first connection: one attempt, since a relay that cannot connect at
+ * its start is misconfigured (exit 2); a stop signal meanwhile exits 0.
+ */
+void
+connect_at_start(Relay *r)
+{
+	char		errbuf[1024];
+	SqlStatus	st;
+
+	r->conn = open_connection(r, errbuf, sizeof(errbuf));
+	if (r->conn == NULL)
+	{
+		if (stop_signal)
+			exit(EXIT_DONE);
+		relay_fatal(EXIT_NO_CONNECTION, "cannot connect to the database: %s", errbuf);
+	}
+	st = setup_session(r);
+	if (st == SQL_LOST)
+		relay_fatal(EXIT_NO_CONNECTION, "lost the connection to the database at start");
+	if (st == SQL_RETRY)
+		relay_fatal(EXIT_SERVER, "cannot set up the session");
+	if (r->opts.verbose)
+	{
+		if (r->opts.exec_command != NULL)
+			relay_log("connected to database \"%s\", running --exec per event, one event per transaction, %d in a row",
+					  PQdb(r->conn), r->opts.batch);
+		else
+			relay_log("connected to database \"%s\", batches of %d, JSON lines on stdout",
+					  PQdb(r->conn), r->opts.batch);
+		if (!r->opts.once)
+			relay_log("waiting between batches: %s", wait_mode_names[r->wait_mode]);
+	}
+}
+
+/*
+ * A statement went wrong: SQL_LOST connects again (and forgets what the
+ * last okno_wait said); SQL_RETRY backs off, 0.1 s doubling to 5 s, until
+ * a drain works again (main resets the delay).
+ */
+void
+recover(Relay *r, SqlStatus st)
+{
+	if (st == SQL_LOST)
+	{
+		reconnect(r);
+		r->pace.woken = false;
+	}
+	else if (st == SQL_RETRY)
+	{
+		sleep_interruptible(r->pace.retry_delay);
+		r->pace.retry_delay *= 2;
+		if (r->pace.retry_delay > BACKOFF_MAX)
+			r->pace.retry_delay = BACKOFF_MAX;
+	}
+}

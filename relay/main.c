@@ -52,184 +52,71 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "relay.h"
 
-static const char *const wait_mode_names[] = {"server", "listen", "poll"};
+/* a Relay that has done nothing yet, and the one log.c speaks for */
+static void
+relay_init(Relay *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->metrics.written_at = -1e9;	/* never written */
+	r->pace.retry_delay = BACKOFF_MIN;
+	r->pace.idle_wait = POLL_FIRST;
+	log_init(r);
+}
 
 int
 main(int argc, char **argv)
 {
-	char		errbuf[1024];
+	/* static: the metrics file is written at exit, after main returns */
+	static Relay relay;
 	SqlStatus	st;
-	double		retry_delay = BACKOFF_MIN;
-	double		idle_wait = POLL_FIRST;
-	bool		woken = false;	/* the last okno_wait said an event may be due */
-	int			empty_wakes = 0;	/* ... and the drain after it found none */
-	Relay		relay;
-	Relay	   *r = &relay;
+	int			drained;
 
-	memset(&relay, 0, sizeof(relay));
-	relay.metrics.written_at = -1e9;	/* never written */
-	log_init(&relay);
+	relay_init(&relay);
 	parse_options(&relay.opts, argc, argv);
 	relay.wait_mode = relay.opts.wait;
-	check_std_fds(r);
+	check_std_fds(&relay);
 	setup_signals();
-	if (r->opts.metrics_file != NULL && !metrics_at_every_exit())
+	if (relay.opts.metrics_file != NULL && !metrics_at_every_exit())
 		relay_fatal(EXIT_SERVER, "atexit failed");
-
-	r->progress.tty = isatty(STDERR_FILENO);
-	r->progress.enabled = r->opts.verbose || r->progress.tty;
-	r->progress.start_time = r->progress.time = now_seconds();
-	r->progress.count = 0;
-
-	r->conn = open_connection(r, errbuf, sizeof(errbuf));
-	if (r->conn == NULL)
-	{
-		if (stop_signal)
-			exit(EXIT_DONE);
-		relay_fatal(EXIT_NO_CONNECTION, "cannot connect to the database: %s", errbuf);
-	}
-	st = setup_session(r);
-	if (st == SQL_LOST)
-		relay_fatal(EXIT_NO_CONNECTION, "lost the connection to the database at start");
-	if (st == SQL_RETRY)
-		relay_fatal(EXIT_SERVER, "cannot set up the session");
-	if (r->opts.verbose)
-	{
-		if (r->opts.exec_command != NULL)
-			relay_log("connected to database \"%s\", running --exec per event, one event per transaction, %d in a row",
-					  PQdb(r->conn), r->opts.batch);
-		else
-			relay_log("connected to database \"%s\", batches of %d, JSON lines on stdout",
-					  PQdb(r->conn), r->opts.batch);
-		if (!r->opts.once)
-			relay_log("waiting between batches: %s", wait_mode_names[r->wait_mode]);
-	}
-	metrics_maybe_write(r);
+	progress_start(&relay);
+	connect_at_start(&relay);
+	metrics_maybe_write(&relay);
 
 	while (!stop_signal)
 	{
-		int			drained = 0;
-
-		if (r->conn == NULL)
+		if (relay.conn == NULL)
 		{
-			reconnect(r);
-			woken = false;
+			recover(&relay, SQL_LOST);
 			continue;
 		}
-
-		if (r->opts.exec_command != NULL)
-			st = run_exec_round(r, &drained);
-		else
-			st = run_batch(r, &drained);
-		metrics_maybe_write(r);
-		if (st == SQL_LOST)
+		st = drain_due(&relay, &drained);
+		metrics_maybe_write(&relay);
+		if (st != SQL_OK)
 		{
-			reconnect(r);
-			woken = false;
+			recover(&relay, st);
 			continue;
 		}
-		if (st == SQL_RETRY)
-		{
-			sleep_interruptible(retry_delay);
-			retry_delay *= 2;
-			if (retry_delay > BACKOFF_MAX)
-				retry_delay = BACKOFF_MAX;
-			continue;
-		}
-		retry_delay = BACKOFF_MIN;
-
-		if (stop_signal)
-			break;
-		if (drained == r->opts.batch)
+		relay.pace.retry_delay = BACKOFF_MIN;
+		if (stop_signal || drained == relay.opts.batch)
 			continue;			/* a full batch or round: there may be more */
-		if (r->opts.once)
+		if (relay.opts.once)
 		{
 			if (drained == 0)
 				break;			/* nothing due any more */
 			continue;
 		}
-		progress_report(r, false);
-
-		if (r->wait_mode == WAIT_SERVER)
-		{
-			/*
-			 * In the server: okno_wait returns at once if more are due.  A
-			 * wake can still find nothing to drain (another relay took the
-			 * event first): when it does, pause before the next wait, 10 ms
-			 * doubling up to 1 s (or --poll, if shorter), so that relays
-			 * racing each other do not spin.  An event written during the
-			 * pause is found when okno_wait begins.
-			 */
-			if (drained > 0 || !woken)
-				empty_wakes = 0;
-			else if (empty_wakes < 30)
-				empty_wakes++;
-
-			/*
-			 * After a drain that found events, let those of the next 10 ms
-			 * gather and drain again, as polling does: woken by every
-			 * commit, a relay under load would run a delivery transaction
-			 * for every few creates and take the CPU the writers need.
-			 * Only a drain that found nothing is followed by okno_wait, so
-			 * an idle relay is woken at once by the next commit.
-			 */
-			if (drained > 0)
-			{
-				sleep_interruptible(POLL_FIRST);
-				woken = false;	/* the next drain follows a pause, not a wake */
-				continue;
-			}
-			if (empty_wakes > 0)
-			{
-				double		pause = POLL_FIRST;
-				double		most = (r->opts.poll < EMPTY_WAKE_PAUSE_MAX) ? r->opts.poll : EMPTY_WAKE_PAUSE_MAX;
-				int			i;
-
-				for (i = 1; i < empty_wakes && pause < most; i++)
-					pause *= 2;
-				sleep_interruptible(pause < most ? pause : most);
-				if (stop_signal)
-					break;
-			}
-			st = wait_in_server(r, &woken);
-			if (st == SQL_LOST)
-			{
-				reconnect(r);
-				woken = false;
-			}
-			else if (st == SQL_RETRY)
-			{
-				sleep_interruptible(retry_delay);
-				retry_delay *= 2;
-				if (retry_delay > BACKOFF_MAX)
-					retry_delay = BACKOFF_MAX;
-			}
-			continue;
-		}
-
-		/*
-		 * Without notifications (okno.notify is off by default), look again
-		 * soon after a drain that found events, and back off while there
-		 * are none: 10 ms, doubling after every empty drain, up to --poll.
-		 */
-		if (drained > 0)
-			idle_wait = POLL_FIRST;
-		else if (idle_wait < r->opts.poll)
-			idle_wait *= 2;
-		if (!wait_for_work(r, idle_wait < r->opts.poll ? idle_wait : r->opts.poll))
-			reconnect(r);
+		progress_report(&relay, false);
+		wait_between_batches(&relay, drained);
 	}
 
-	progress_report(r, true);
-	if (r->opts.verbose && stop_signal)
+	progress_report(&relay, true);
+	if (relay.opts.verbose && stop_signal)
 		relay_log("stopped by signal %d", (int) stop_signal);
-	if (r->conn != NULL)
-		PQfinish(r->conn);
+	if (relay.conn != NULL)
+		PQfinish(relay.conn);
 	return EXIT_DONE;
 }

@@ -11,8 +11,19 @@
  *-------------------------------------------------------------------------
  */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "relay.h"
+
+/* progress on stderr with --verbose, or when stderr is a terminal */
+void
+progress_start(Relay *r)
+{
+	r->progress.tty = isatty(STDERR_FILENO);
+	r->progress.enabled = r->opts.verbose || r->progress.tty;
+	r->progress.start_time = r->progress.time = now_seconds();
+	r->progress.count = 0;
+}
 
 /*
  * "delivered N, failed M, R events/s" on stderr, at most once a second

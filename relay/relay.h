@@ -5,12 +5,13 @@
  *
  * The files, one duty each:
  *
- *	main.c		the program's life: options, signals, then the loop
+ *	main.c		the program's life: options, signals, connect, then the
+ *				loop of drain, deliver, report and wait
  *	options.c	the command line and --help
  *	log.c		messages on stderr, fatal exits, the metrics file at exit
  *	util.c		memory, clocks, poll() timeouts, the growable buffer
  *	signals.c	signal handlers, the self-pipe, interruptible sleep
- *	connect.c	connecting, reconnecting, judging results
+ *	connect.c	connecting, reconnecting, judging results, backing off
  *	session.c	a fresh connection's set-up: okno's schema and functions,
  *				the qualified statements, how to wait
  *	wait.c		waiting between batches: okno_wait, LISTEN, polling
@@ -21,7 +22,8 @@
  *	progress.c	the progress line on stderr
  *	metrics.c	--metrics-file: counters, the lag histogram, the file
  *
- * All the relay's state is one Relay, made by main and passed down.  Only
+ * All the relay's state is one Relay, made by main (static, since the
+ * metrics file is written at exit, after main returns) and passed down.  Only
  * what a signal handler touches lives in file-level variables (signals.c),
  * and log.c keeps a pointer to the Relay for the messages and exits of
  * helpers that are not handed it (see log_init).
@@ -177,6 +179,15 @@ typedef struct RelayMetrics
 	bool		failing;		/* the last write failed (logged) */
 } RelayMetrics;
 
+/* the pace of the main loop (main.c, wait.c, connect.c) */
+typedef struct RelayPace
+{
+	double		retry_delay;	/* the next back-off after SQL_RETRY */
+	double		idle_wait;		/* listen and poll: the next idle wait */
+	bool		woken;			/* the last okno_wait said an event may be due */
+	int			empty_wakes;	/* ... and the drain after it found none */
+} RelayPace;
+
 /* the relay: everything it knows between one statement and the next */
 typedef struct Relay
 {
@@ -202,6 +213,7 @@ typedef struct Relay
 	bool		wait_timeout_logged;	/* okno_wait ended early: said once */
 	LineBuffer	line;			/* the JSON line of the event in hand */
 
+	RelayPace	pace;
 	RelayProgress progress;
 	RelayMetrics metrics;
 } Relay;
@@ -238,7 +250,9 @@ extern void sleep_interruptible(double seconds);
 /* connect.c */
 extern PGconn *open_connection(Relay *r, char *errbuf, size_t errlen);
 extern SqlStatus check_result(Relay *r, PGresult *res, ExecStatusType want, const char *what);
+extern void connect_at_start(Relay *r);
 extern void reconnect(Relay *r);
+extern void recover(Relay *r, SqlStatus st);
 
 /* session.c */
 extern SqlStatus setup_session(Relay *r);
@@ -247,10 +261,10 @@ extern SqlStatus setup_session(Relay *r);
 extern void add_retry_time(Relay *r, double when);
 extern bool wait_for_work(Relay *r, double seconds);
 extern SqlStatus wait_in_server(Relay *r, bool *woken);
+extern void wait_between_batches(Relay *r, int drained);
 
 /* batch.c */
-extern SqlStatus run_batch(Relay *r, int *drained);
-extern SqlStatus run_exec_round(Relay *r, int *drained);
+extern SqlStatus drain_due(Relay *r, int *drained);
 
 /* json.c */
 extern void build_line(LineBuffer *buf, const RelayEvent *ev);
@@ -261,6 +275,7 @@ extern DeliveryOutcome deliver_exec(Relay *r, const RelayEvent *ev, const LineBu
 									char *why, size_t whylen);
 
 /* progress.c */
+extern void progress_start(Relay *r);
 extern void progress_report(Relay *r, bool final);
 
 /* metrics.c */

@@ -242,3 +242,74 @@ wait_in_server(Relay *r, bool *woken)
 	PQclear(first);
 	return SQL_OK;
 }
+
+/*
+ * Between batches, after a drain that did not fill a batch: wait the
+ * chosen way (--wait, as setup_session settled it).  A lost connection is
+ * re-established here.
+ */
+void
+wait_between_batches(Relay *r, int drained)
+{
+	RelayPace  *pace = &r->pace;
+	SqlStatus	st;
+
+	if (r->wait_mode != WAIT_SERVER)
+	{
+		/*
+		 * Without notifications (okno.notify is off by default), look again
+		 * soon after a drain that found events, and back off while there
+		 * are none: 10 ms, doubling after every empty drain, up to --poll.
+		 */
+		if (drained > 0)
+			pace->idle_wait = POLL_FIRST;
+		else if (pace->idle_wait < r->opts.poll)
+			pace->idle_wait *= 2;
+		if (!wait_for_work(r, pace->idle_wait < r->opts.poll ? pace->idle_wait : r->opts.poll))
+			reconnect(r);
+		return;
+	}
+
+	/*
+	 * In the server: okno_wait returns at once if more are due.  A wake can
+	 * still find nothing to drain (another relay took the event first):
+	 * when it does, pause before the next wait, 10 ms doubling up to 1 s
+	 * (or --poll, if shorter), so that relays racing each other do not
+	 * spin.  An event written during the pause is found when okno_wait
+	 * begins.
+	 */
+	if (drained > 0 || !pace->woken)
+		pace->empty_wakes = 0;
+	else if (pace->empty_wakes < 30)
+		pace->empty_wakes++;
+
+	/*
+	 * After a drain that found events, let those of the next 10 ms gather
+	 * and drain again, as polling does: woken by every commit, a relay
+	 * under load would run a delivery transaction for every few creates
+	 * and take the CPU the writers need.  Only a drain that found nothing
+	 * is followed by okno_wait, so an idle relay is woken at once by the
+	 * next commit.
+	 */
+	if (drained > 0)
+	{
+		sleep_interruptible(POLL_FIRST);
+		pace->woken = false;	/* the next drain follows a pause, not a wake */
+		return;
+	}
+	if (pace->empty_wakes > 0)
+	{
+		double		pause = POLL_FIRST;
+		double		most = (r->opts.poll < EMPTY_WAKE_PAUSE_MAX) ? r->opts.poll : EMPTY_WAKE_PAUSE_MAX;
+		int			i;
+
+		for (i = 1; i < pace->empty_wakes && pause < most; i++)
+			pause *= 2;
+		sleep_interruptible(pause < most ? pause : most);
+		if (stop_signal)
+			return;
+	}
+	st = wait_in_server(r, &pace->woken);
+	if (st != SQL_OK)
+		recover(r, st);
+}
