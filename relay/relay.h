@@ -23,10 +23,10 @@
  *	metrics.c	--metrics-file: counters, the lag histogram, the file
  *
  * All the relay's state is one Relay, made by main (static, since the
- * metrics file is written at exit, after main returns) and passed down.  Only
- * what a signal handler touches lives in file-level variables (signals.c),
- * and log.c keeps a pointer to the Relay for the messages and exits of
- * helpers that are not handed it (see log_init).
+ * metrics file is written at exit, after main returns) and passed down.
+ * Only what a signal handler touches lives in file-level variables
+ * (signals.c), and log.c keeps a pointer to the Relay for the messages and
+ * exits of helpers that are not handed it (see log_init).
  *
  * Copyright (c) 2026, the okno authors
  *
