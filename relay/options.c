@@ -1,0 +1,227 @@
+/*-------------------------------------------------------------------------
+ *
+ * options.c
+ *	  The command line, and --help.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ * IDENTIFICATION
+ *	  relay/options.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "relay.h"
+
+static void usage(void);
+static void usage_error(const char *fmt,...) RELAY_PRINTF(1, 2) RELAY_NORETURN;
+static int	parse_int(const char *option, const char *value, int min, int max);
+static double parse_seconds(const char *option, const char *value);
+
+/*
+ * --help
+ */
+static void
+usage(void)
+{
+	printf("okno-relay delivers okno's outbox events: it drains due events with okno_drain(),\n"
+		   "hands each to a recipient and commits, at least once.\n"
+		   "\n"
+		   "Usage:\n"
+		   "  okno-relay [OPTION]...\n"
+		   "\n"
+		   "Options:\n"
+		   "  -d, --dbname=CONNINFO      database name or connection string (default: libpq's\n"
+		   "                             environment, PGHOST, PGDATABASE ...)\n"
+		   "  -s, --schema=NAME          okno's schema (default: looked up in pg_extension)\n"
+		   "  -b, --batch=N              events per delivery transaction, 1..%d (default %d);\n"
+		   "                             with --exec every event has a transaction of its own\n"
+		   "                             and N only caps how many the relay takes in a row\n"
+		   "  -e, --exec=COMMAND         run COMMAND with /bin/sh -c once per event, the event's\n"
+		   "                             JSON line on its stdin and OKNO_EVENT_ID, OKNO_EVENT_KIND\n"
+		   "                             in its environment; exit status 0 means delivered\n"
+		   "                             (default: print the JSON lines on stdout)\n"
+		   "  -t, --exec-timeout=SECS    a command still running after SECS is killed (its\n"
+		   "                             process group, SIGKILL) and counts as a failure\n"
+		   "                             (default %g)\n"
+		   "      --once                 drain until nothing is due, then exit\n"
+		   "  -p, --poll=SECS            look for due events at least every SECS (default %g;\n"
+		   "                             with --wait=server, the longest okno_wait, 60 by\n"
+		   "                             default); with listen and poll, 10 ms after events,\n"
+		   "                             doubling up to SECS\n"
+		   "      --wait=MODE            how to wait between batches: server (default: CALL\n"
+		   "                             okno_wait, woken by the commit that wrote an event;\n"
+		   "                             listen where okno has no okno_wait), listen (LISTEN\n"
+		   "                             okno_outbox, needs okno.notify on, and polling) or\n"
+		   "                             poll (polling only)\n"
+		   "  -S, --subscriber=NAME      deliver NAME's events (okno_subscribe; okno 0.5.0),\n"
+		   "                             with its own attempts, backoff and parking\n"
+		   "                             (default: the default subscriber)\n"
+		   "      --metrics-file=PATH    write counters and a delivery lag histogram to PATH\n"
+		   "                             in Prometheus's text format (node_exporter's textfile\n"
+		   "                             collector), at most once a second and at exit\n"
+		   "  -v, --verbose              a progress line on stderr (also when stderr is a terminal)\n"
+		   "      --help                 show this help, then exit\n"
+		   "\n"
+		   "Each event is one JSON line: {\"event_id\":...,\"kind\":...,\"payload\":{...},\"attempts\":N}.\n"
+		   "A failed --exec delivery is recorded with okno_record_failure() and retried after\n"
+		   "okno's backoff.  With --exec each event commits on its own, so that a command that\n"
+		   "hangs keeps only its own event locked: the events behind it are not taken, and\n"
+		   "other relays deliver them meanwhile.  SIGINT or SIGTERM: the event in hand is\n"
+		   "finished and committed (on stdout the rest of the batch is handed back with\n"
+		   "okno_release()), and the relay exits 0.  A lost connection is logged and\n"
+		   "re-established with backoff.\n"
+		   "\n"
+		   "Exit status:\n"
+		   "  0  done (--once), or stopped by SIGINT or SIGTERM\n"
+		   "  1  usage error\n"
+		   "  2  cannot connect at start\n"
+		   "  3  okno is not installed, or an unexpected server (or internal) error\n"
+		   "  4  standard output could not be written\n",
+		   MAX_BATCH, DEFAULT_BATCH, DEFAULT_EXEC_TIMEOUT, DEFAULT_POLL);
+}
+
+static void
+usage_error(const char *fmt,...)
+{
+	va_list		ap;
+
+	fputs("okno-relay: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry \"okno-relay --help\" for more information.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+static int
+parse_int(const char *option, const char *value, int min, int max)
+{
+	char	   *end;
+	long		v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (errno != 0 || end == value || *end != '\0' || v < min || v > max)
+		usage_error("invalid value \"%s\" for %s: an integer from %d to %d is needed",
+					value, option, min, max);
+	return (int) v;
+}
+
+static double
+parse_seconds(const char *option, const char *value)
+{
+	char	   *end;
+	double		v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	/* !(v > 0) also rejects NaN */
+	if (errno != 0 || end == value || *end != '\0' || !(v > 0) || v > MAX_SECONDS)
+		usage_error("invalid value \"%s\" for %s: a number of seconds greater than 0 is needed",
+					value, option);
+	return v;
+}
+
+void
+parse_options(RelayOptions *opts, int argc, char **argv)
+{
+	static const struct option long_options[] = {
+		{"dbname", required_argument, NULL, 'd'},
+		{"schema", required_argument, NULL, 's'},
+		{"batch", required_argument, NULL, 'b'},
+		{"exec", required_argument, NULL, 'e'},
+		{"exec-timeout", required_argument, NULL, 't'},
+		{"once", no_argument, NULL, 'o'},
+		{"poll", required_argument, NULL, 'p'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"wait", required_argument, NULL, 'w'},
+		{"metrics-file", required_argument, NULL, 'm'},
+		{"subscriber", required_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}
+	};
+	int			c;
+
+	memset(opts, 0, sizeof(*opts));
+	opts->batch = DEFAULT_BATCH;
+	opts->exec_timeout = DEFAULT_EXEC_TIMEOUT;
+	opts->poll = DEFAULT_POLL;
+	opts->wait = WAIT_SERVER;
+
+	opterr = 0;					/* our own messages */
+	while ((c = getopt_long(argc, argv, ":d:s:b:e:t:p:vS:", long_options, NULL)) != -1)
+	{
+		switch (c)
+		{
+			case 'd':
+				opts->dbname = optarg;
+				break;
+			case 's':
+				if (optarg[0] == '\0')
+					usage_error("--schema needs a schema name");
+				opts->schema = optarg;
+				break;
+			case 'b':
+				opts->batch = parse_int("--batch", optarg, 1, MAX_BATCH);
+				break;
+			case 'e':
+				if (optarg[0] == '\0')
+					usage_error("--exec needs a command");
+				opts->exec_command = optarg;
+				break;
+			case 't':
+				opts->exec_timeout = parse_seconds("--exec-timeout", optarg);
+				break;
+			case 'o':
+				opts->once = true;
+				break;
+			case 'p':
+				opts->poll = parse_seconds("--poll", optarg);
+				opts->poll_set = true;
+				break;
+			case 'v':
+				opts->verbose = true;
+				break;
+			case 'w':
+				if (strcmp(optarg, "server") == 0)
+					opts->wait = WAIT_SERVER;
+				else if (strcmp(optarg, "listen") == 0)
+					opts->wait = WAIT_LISTEN;
+				else if (strcmp(optarg, "poll") == 0)
+					opts->wait = WAIT_POLL;
+				else
+					usage_error("invalid value \"%s\" for --wait: server, listen or poll is needed",
+								optarg);
+				break;
+			case 'm':
+				if (optarg[0] == '\0')
+					usage_error("--metrics-file needs a path");
+				opts->metrics_file = optarg;
+				break;
+			case 'S':
+				if (optarg[0] == '\0')
+					usage_error("--subscriber needs a subscriber's name");
+				/* "default" is the default subscriber: the same as without */
+				opts->subscriber = strcmp(optarg, "default") == 0 ? NULL : optarg;
+				break;
+			case 'h':
+				usage();
+				exit(EXIT_DONE);
+			case ':':
+				usage_error("option %s needs a value", argv[optind - 1]);
+			default:
+				if (optopt != 0)
+					usage_error("unknown option -%c", optopt);
+				usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument \"%s\"", argv[optind]);
+}
