@@ -15,35 +15,46 @@ EXTVERSION   = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" okno.contro
 MODULE_big   = okno
 OBJS = \
 	src/okno.o \
-	src/bind.o \
-	src/owner.o \
-	src/errors.o \
-	src/key.o \
-	src/payload.o \
-	src/rfc3339.o \
-	src/canonical.o \
-	src/fingerprint.o \
-	src/lock.o \
-	src/response.o \
-	src/relation.o \
-	src/store.o \
-	src/insert.o \
-	src/uuid7.o \
-	src/outbox.o \
-	src/create.o \
-	src/handout.o \
-	src/drain.o \
-	src/delivery.o \
-	src/failure.o \
-	src/adopt.o \
-	src/booking.o \
-	src/purge.o \
-	src/wait.o \
-	src/subscriber.o \
-	src/deadletter.o \
-	src/tables.o \
-	src/counts.o \
-	src/verify.o
+	src/pure/rfc3339.o \
+	src/pure/canonical.o \
+	src/pure/uuid7.o \
+	src/base/schema.o \
+	src/base/bind.o \
+	src/base/owner.o \
+	src/base/errors.o \
+	src/base/relation.o \
+	src/base/unixtime.o \
+	src/booking/key.o \
+	src/booking/payload.o \
+	src/booking/fingerprint.o \
+	src/booking/lock.o \
+	src/booking/response.o \
+	src/booking/key_lookup.o \
+	src/booking/sql_write.o \
+	src/booking/direct_tables.o \
+	src/booking/direct_xact.o \
+	src/booking/direct_write.o \
+	src/booking/create.o \
+	src/booking/get_cancel.o \
+	src/outbox/event.o \
+	src/outbox/wake.o \
+	src/delivery/drain.o \
+	src/delivery/drain_outbox.o \
+	src/delivery/drain_subscriber.o \
+	src/delivery/handout.o \
+	src/delivery/wait.o \
+	src/delivery/subscriber.o \
+	src/delivery/failure.o \
+	src/delivery/deadletter.o \
+	src/maintenance/tables.o \
+	src/maintenance/adopt.o \
+	src/maintenance/purge.o \
+	src/maintenance/verify.o \
+	src/maintenance/counts.o
+
+# the groups' headers are included by path from src/ (src/okno.c)
+# (override: a PG_CPPFLAGS given on the command line, tools/sanitize, keeps it)
+override PG_CPPFLAGS += -I$(srcdir)/src
 
 # The current version's install script is generated from its one editable
 # source, sql/okno.sql (docs/RELEASING.md); DATA is what is installed as it
@@ -96,7 +107,7 @@ $(DATA_built): sql/okno.sql
 
 # PGXS does not track header dependencies unless PostgreSQL was configured
 # with --enable-depend: rebuild every object when a header changes.
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard src/*.h src/*/*.h)
 
 # okno-relay, the delivery worker (a libpq client program)
 -include relay/relay.mk

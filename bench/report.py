@@ -890,7 +890,7 @@ if wake:
           + ", so the relay was awake: a drain scans on from the last id its session handed out, so an event "
           "whose (time-ordered) id is lower than that of one committed and drained before it is found only by "
           "the next scan from the start — when a drain finds nothing, or at least every five seconds "
-          "(`src/drain.c`). Under steady load drains keep finding events, so such an event can wait up to "
+          "(`src/delivery/drain_outbox.c`). Under steady load drains keep finding events, so such an event can wait up to "
           "five seconds, whatever wakes the relay.")
         w("")
 if wake_tps:

@@ -19,9 +19,8 @@
 /*
  * The one Relay, for the messages and exits of helpers that are not handed
  * it (a buffer out of memory, a clock that fails): a message first ends a
- * status line on the terminal, a fatal error closes the connection, and
- * every exit writes the metrics file.  Set once, by main, before anything
- * can fail.
+ * status line on the terminal, and a fatal error closes the connection.
+ * Set once, by main, before anything can fail.
  */
 static Relay *log_relay = NULL;
 
@@ -98,19 +97,4 @@ one_line(const char *msg)
 		n--;
 	buf[n] = '\0';
 	return buf;
-}
-
-/* --metrics-file: at exit, whatever the exit status (atexit) */
-static void
-metrics_at_exit(void)
-{
-	if (log_relay->opts.metrics_file != NULL)
-		metrics_write(log_relay);
-}
-
-/* write the metrics file at every exit from now on; false if atexit fails */
-bool
-metrics_at_every_exit(void)
-{
-	return atexit(metrics_at_exit) == 0;
 }

@@ -80,7 +80,7 @@ main(int argc, char **argv)
 	relay.wait_mode = relay.opts.wait;
 	check_std_fds(&relay);
 	setup_signals();
-	if (relay.opts.metrics_file != NULL && !metrics_at_every_exit())
+	if (relay.opts.metrics_file != NULL && !metrics_at_every_exit(&relay))
 		relay_fatal(EXIT_SERVER, "atexit failed");
 	progress_start(&relay);
 	connect_at_start(&relay);

@@ -178,6 +178,28 @@ open_metrics_temp(Relay *r, char **tmp)
 	return fd;
 }
 
+/* the Relay whose metrics the exit writes (metrics_at_every_exit) */
+static Relay *exit_relay = NULL;
+
+/* --metrics-file: at exit, whatever the exit status (atexit) */
+static void
+metrics_at_exit(void)
+{
+	if (exit_relay != NULL && exit_relay->opts.metrics_file != NULL)
+		metrics_write(exit_relay);
+}
+
+/*
+ * Write r's metrics file at every exit from now on; false if atexit fails.
+ * r must live until then (main's Relay is static).
+ */
+bool
+metrics_at_every_exit(Relay *r)
+{
+	exit_relay = r;
+	return atexit(metrics_at_exit) == 0;
+}
+
 /*
  * --metrics-file: Prometheus's text exposition format, written to a new
  * temporary file beside PATH (open_metrics_temp) and renamed over PATH, so

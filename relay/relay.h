@@ -8,10 +8,11 @@
  *	main.c		the program's life: options, signals, connect, then the
  *				loop of drain, deliver, report and wait
  *	options.c	the command line and --help
- *	log.c		messages on stderr, fatal exits, the metrics file at exit
+ *	log.c		messages on stderr, fatal exits
  *	util.c		memory, clocks, poll() timeouts, the growable buffer
  *	signals.c	signal handlers, the self-pipe, interruptible sleep
- *	connect.c	connecting, reconnecting, judging results, backing off
+ *	result.c	judging a result: fine, retry, lost connection, or fatal
+ *	connect.c	connecting, reconnecting, backing off
  *	session.c	a fresh connection's set-up: okno's schema and functions,
  *				the qualified statements, how to wait
  *	wait.c		waiting between batches: okno_wait, LISTEN, polling
@@ -20,13 +21,15 @@
  *	json.c		the JSON line of an event
  *	deliver.c	the recipients: standard output and --exec
  *	progress.c	the progress line on stderr
- *	metrics.c	--metrics-file: counters, the lag histogram, the file
+ *	metrics.c	--metrics-file: counters, the lag histogram, the file,
+ *				written at exit too
  *
  * All the relay's state is one Relay, made by main (static, since the
  * metrics file is written at exit, after main returns) and passed down.
  * Only what a signal handler touches lives in file-level variables
- * (signals.c), and log.c keeps a pointer to the Relay for the messages and
- * exits of helpers that are not handed it (see log_init).
+ * (signals.c); log.c keeps a pointer to the Relay for the messages and
+ * exits of helpers that are not handed it (log_init), and metrics.c one for
+ * the metrics file written at exit (metrics_at_every_exit).
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -226,7 +229,6 @@ extern void log_init(Relay *r);
 extern void relay_log(const char *fmt,...) RELAY_PRINTF(1, 2);
 extern void relay_fatal(int code, const char *fmt,...) RELAY_PRINTF(2, 3) RELAY_NORETURN;
 extern const char *one_line(const char *msg);
-extern bool metrics_at_every_exit(void);
 
 /* util.c */
 extern void *relay_malloc(size_t size);
@@ -247,9 +249,11 @@ extern int	wakeup_fd(void);
 extern void drain_wakeups(void);
 extern void sleep_interruptible(double seconds);
 
+/* result.c */
+extern SqlStatus check_result(Relay *r, PGresult *res, ExecStatusType want, const char *what);
+
 /* connect.c */
 extern PGconn *open_connection(Relay *r, char *errbuf, size_t errlen);
-extern SqlStatus check_result(Relay *r, PGresult *res, ExecStatusType want, const char *what);
 extern void connect_at_start(Relay *r);
 extern void reconnect(Relay *r);
 extern void recover(Relay *r, SqlStatus st);
@@ -282,6 +286,7 @@ extern void progress_report(Relay *r, bool final);
 extern void observe_lag(Relay *r, const char *event_id);
 extern void commit_counts(Relay *r);
 extern void metrics_write(Relay *r);
+extern bool metrics_at_every_exit(Relay *r);
 extern void metrics_maybe_write(Relay *r);
 
 #endif							/* OKNO_RELAY_H */

@@ -1,0 +1,206 @@
+/*-------------------------------------------------------------------------
+ *
+ * base.h
+ *	  The bottom group: okno's schema and the binding to its tables, kept
+ *	  plans and SPI, the superuser guard, relation access for the direct
+ *	  paths, okno's errors, and Unix-time conversions.
+ *
+ * Owns: the per-backend cache of okno's schema, of the tables bound in it
+ * (bind.c) and of every kept plan (schema.c, which registers the
+ * invalidation callbacks that drop them); the domain errors, one helper
+ * each (errors.c); running a superuser's call as the tables' owner
+ * (owner.c); the range table, privilege check and snapshot a direct path
+ * shares with the statement it replaces, and the errors about a row okno
+ * could not write there (relation.c); Unix microseconds
+ * (unixtime.c).
+ *
+ * May call: PostgreSQL and the pure helpers (src/pure) only.  Every other
+ * group calls down into this one; nothing here calls up.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef OKNO_BASE_H
+#define OKNO_BASE_H
+
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "fmgr.h"
+#include "nodes/execnodes.h"
+#include "executor/spi.h"
+#include "nodes/parsenodes.h"
+#include "storage/lock.h"
+#include "utils/rel.h"
+#include "utils/jsonb.h"
+#include "utils/uuid.h"
+
+#include "compat.h"
+
+/* The name of the subscriber that drains the outbox itself. */
+#define OKNO_DEFAULT_SUBSCRIBER "default"
+
+/*
+ * A SPI plan whose text names okno's schema.  The text holds "%1$s" where
+ * the quoted schema name goes; okno_plan() prepares it once per backend (and
+ * again after the extension's objects change) and keeps it.  A plan that is
+ * run very often and whose best shape does not depend on its parameters'
+ * values (the drains') sets cursor_options to CURSOR_OPT_GENERIC_PLAN.
+ */
+typedef struct OknoPlan
+{
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[11];
+	int			cursor_options; /* CURSOR_OPT_GENERIC_PLAN: see okno_plan() */
+	SPIPlanPtr	plan;
+	uint64		generation;
+} OknoPlan;
+
+/*
+ * okno's relations whose OIDs schema.c caches: the application's five
+ * tables that okno binds to (bind.c), then their primary keys' indexes that
+ * okno scans directly
+ */
+typedef enum OknoRel
+{
+	OKNO_REL_ACTORS,
+	OKNO_REL_RESOURCES,
+	OKNO_REL_BOOKINGS,
+	OKNO_REL_IDEMPOTENCY,
+	OKNO_REL_OUTBOX,
+	OKNO_REL_ACTORS_PKEY,
+	OKNO_REL_RESOURCES_PKEY,
+	OKNO_REL_IDEMPOTENCY_PKEY,
+	OKNO_NUM_RELS
+} OknoRel;
+
+#define OKNO_NUM_TABLES (OKNO_REL_OUTBOX + 1)
+
+/* schema.c: the schema, the binding and the kept plans */
+extern void okno_base_init(void);
+extern const char *okno_schema_name(void);
+extern Oid	okno_relid(OknoRel rel);
+extern Oid	okno_relid_by_name(const char *relname);
+extern uint64 okno_cache_generation(void);
+extern SPIPlanPtr okno_plan(OknoPlan *p);
+extern void okno_spi_connect(void);
+extern void okno_spi_finish(void);
+extern void okno_check_spi(int rc, int expected, const char *what);
+
+/* bind.c: the application's tables, found by name and checked */
+typedef enum OknoCon
+{
+	OKNO_CON_KEY_UNIQUE,		/* idempotency's primary key */
+	OKNO_CON_BOOKING_ACTOR,		/* bookings (actor_id) -> actors */
+	OKNO_CON_BOOKING_RESOURCE,	/* bookings (resource_id) -> resources */
+	OKNO_CON_KEY_ACTOR,			/* idempotency (actor_id) -> actors */
+	OKNO_NUM_CONS
+} OknoCon;
+
+typedef struct OknoBinding
+{
+	Oid			relid[OKNO_NUM_TABLES];
+	Oid			owner[OKNO_NUM_TABLES];
+	Oid			pkey_index[OKNO_NUM_TABLES];
+	/* the constraints' names ("" where the table has none) */
+	char		con_names[OKNO_NUM_CONS][NAMEDATALEN];
+	/* a deferrable trigger on a table okno writes, "table.trigger" or "" */
+	char		deferred[2 * NAMEDATALEN + 2];
+} OknoBinding;
+
+extern void okno_bind_tables(Oid nsp, const char *schema, const char *extversion,
+							 OknoBinding *b);
+extern const OknoBinding *okno_binding(void);
+
+/* owner.c: a superuser's call runs as the tables' owner */
+typedef struct OknoGuard
+{
+	bool		switched;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
+} OknoGuard;
+
+extern void okno_guard_begin(OknoGuard *guard);
+extern void okno_guard_begin_owner(OknoGuard *guard, Oid owner);
+extern void okno_guard_end(OknoGuard *guard);
+
+/* relation.c: the range table of a statement that a direct path replaces */
+typedef struct OknoRangeTable
+{
+	List	   *rtable;			/* RangeTblEntry */
+	List	   *perminfos;		/* RTEPermissionInfo (PostgreSQL 16 and later) */
+} OknoRangeTable;
+
+extern void okno_rt_add(OknoRangeTable *rt, Oid relid, AclMode perms,
+						const AttrNumber *selected, const AttrNumber *inserted);
+extern void okno_rt_check(const OknoRangeTable *rt);
+extern void okno_rt_init_estate(EState *estate, const OknoRangeTable *rt);
+extern AttrNumber okno_attnum(Oid relid, const char *name);
+extern bool okno_index_is(Relation index, Oid relid, int natts,
+						  const AttrNumber *attnos);
+extern void okno_push_statement_snapshot(Snapshot snapshot);
+extern void okno_refuse_instead_rules(OknoRel rel, const char *what);
+pg_noreturn extern void okno_error_not_stored(OknoRel rel, const char *what);
+pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
+
+/*
+ * okno's advisory lock tags: classid "okno" in ASCII, objsubid 3 (a
+ * resource's lock, booking/lock.c) or 4 (okno_wait's tags, outbox/wake.c).
+ * Advisory locks taken by SQL functions have objsubid 1 or 2, so no SQL
+ * caller can take or block these.
+ */
+#define OKNO_LOCK_CLASS				0x6F6B6E6FU
+#define OKNO_LOCK_SUBID_RESOURCE	3
+#define OKNO_LOCK_SUBID_WAIT		4
+
+/*
+ * The order of event ids, in SQL: id a comes before id b (ids of one
+ * booking's events) by id order, except that an id that is not a UUID
+ * version 7 (the course's events, adopted) comes before every version 7
+ * id.  The delivery rules (delivery.h) and the views' counts
+ * (maintenance/counts.c) use it.
+ */
+#define OKNO_SQL_V7(id) \
+	"(pg_catalog.get_byte(pg_catalog.uuid_send(" id "), 6) OPERATOR(pg_catalog./) 16" \
+	" OPERATOR(pg_catalog.=) 7)"
+/* event id a comes before event id b (ids of one booking's events) */
+#define OKNO_SQL_EARLIER(a, b) \
+	" CASE WHEN " OKNO_SQL_V7(a) " OPERATOR(pg_catalog.=) " OKNO_SQL_V7(b) \
+	"      THEN " a " OPERATOR(pg_catalog.<) " b \
+	"      ELSE " OKNO_SQL_V7(b) " END"
+/* unixtime.c */
+extern TimestampTz okno_unix_us_to_timestamptz(int64 unix_us);
+extern int64 okno_timestamptz_to_unix_us(TimestampTz ts);
+extern int64 okno_now_unix_us(void);
+
+/* errors.c: okno's SQLSTATEs and one helper per domain error */
+#define ERRCODE_OKNO_INVALID_KEY		MAKE_SQLSTATE('O','K','B','0','1')
+#define ERRCODE_OKNO_INVALID_PAYLOAD	MAKE_SQLSTATE('O','K','B','0','2')
+#define ERRCODE_OKNO_RESOURCE_MISSING	MAKE_SQLSTATE('O','K','B','0','3')
+#define ERRCODE_OKNO_KEY_REUSED			MAKE_SQLSTATE('O','K','B','0','4')
+#define ERRCODE_OKNO_SLOT_BUSY			MAKE_SQLSTATE('O','K','B','0','5')
+#define ERRCODE_OKNO_ACTOR_MISSING		MAKE_SQLSTATE('O','K','B','0','6')
+#define ERRCODE_OKNO_BOOKING_MISSING	MAKE_SQLSTATE('O','K','B','0','7')
+#define ERRCODE_OKNO_EVENT_MISSING		MAKE_SQLSTATE('O','K','B','0','8')
+#define ERRCODE_OKNO_SUBSCRIBER_MISSING	MAKE_SQLSTATE('O','K','B','0','9')
+#define ERRCODE_OKNO_TABLES_UNFIT		MAKE_SQLSTATE('O','K','B','1','0')
+
+#define OKNO_OVERLAP_CONSTRAINT "bookings_no_overlap"
+
+pg_noreturn extern void okno_error_invalid_key(const char *detail);
+pg_noreturn extern void okno_error_invalid_payload(const char *detail);
+pg_noreturn extern void okno_error_resource_missing(int32 resource_id);
+pg_noreturn extern void okno_error_key_reused(int32 actor, const char *key);
+pg_noreturn extern void okno_error_slot_busy(int32 resource_id, const char *schema);
+pg_noreturn extern void okno_error_actor_missing(int32 actor, bool isnull);
+pg_noreturn extern void okno_error_booking_missing(int64 booking_id, bool isnull);
+pg_noreturn extern void okno_error_event_missing(const char *event_id);
+pg_noreturn extern void okno_error_subscriber_missing(const char *name);
+pg_noreturn extern void okno_error_concurrent_request(int32 actor, const char *key);
+pg_noreturn extern void okno_error_tables_unfit(const char *schema, const char *detail,
+												bool missing);
+
+#endif							/* OKNO_BASE_H */

@@ -1,0 +1,162 @@
+/*-------------------------------------------------------------------------
+ *
+ * errors.c
+ *	  Raise okno's domain errors, one helper each.
+ *
+ * Messages follow PostgreSQL's error message style guide: errmsg is a short
+ * lower-case statement without a final period, the specifics go to DETAIL,
+ * and HINT says what the caller can do.  slot_busy also carries the schema,
+ * table and constraint names, as a violation of bookings_no_overlap would,
+ * so clients that read the constraint name (as the course's service did)
+ * keep working.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/lsyscache.h"
+
+#include "base/base.h"
+
+void
+okno_error_invalid_key(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_INVALID_KEY),
+			 errmsg("invalid idempotency key"),
+			 errdetail("%s", detail),
+			 errhint("Use 1 to 80 characters from A-Z, a-z, 0-9, \".\", \"_\" and \"-\".")));
+	pg_unreachable();
+}
+
+void
+okno_error_invalid_payload(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_INVALID_PAYLOAD),
+			 errmsg("invalid booking payload"),
+			 errdetail("%s", detail),
+			 errhint("Send a JSON object with exactly \"resource_id\", \"starts_at\" and \"ends_at\"; "
+					 "write the times in RFC 3339 form with an offset, such as \"2026-12-01T10:00:00+03:00\".")));
+	pg_unreachable();
+}
+
+void
+okno_error_resource_missing(int32 resource_id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_RESOURCE_MISSING),
+			 errmsg("resource %d does not exist", resource_id)));
+	pg_unreachable();
+}
+
+void
+okno_error_key_reused(int32 actor, const char *key)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_KEY_REUSED),
+			 errmsg("idempotency key \"%s\" was already used with a different payload", key),
+			 errdetail("Actor %d first used this key for a request whose canonical payload differs.", actor),
+			 errhint("Retry with the original payload, or use a new key for a new request.")));
+	pg_unreachable();
+}
+
+void
+okno_error_slot_busy(int32 resource_id, const char *schema)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_SLOT_BUSY),
+			 errmsg("the time slot is already booked"),
+			 errdetail("Resource %d has a confirmed booking that overlaps the requested period.",
+					   resource_id),
+			 err_generic_string(PG_DIAG_SCHEMA_NAME, schema),
+			 err_generic_string(PG_DIAG_TABLE_NAME, "bookings"),
+			 err_generic_string(PG_DIAG_CONSTRAINT_NAME, OKNO_OVERLAP_CONSTRAINT)));
+	pg_unreachable();
+}
+
+void
+okno_error_actor_missing(int32 actor, bool isnull)
+{
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_OKNO_ACTOR_MISSING),
+				 errmsg("actor must not be null")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_ACTOR_MISSING),
+			 errmsg("actor %d does not exist", actor)));
+	pg_unreachable();
+}
+
+/*
+ * A booking that does not exist and one of another actor look the same:
+ * never reveal that another actor's booking exists.
+ */
+void
+okno_error_booking_missing(int64 booking_id, bool isnull)
+{
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_OKNO_BOOKING_MISSING),
+				 errmsg("booking id and actor must not be null")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_BOOKING_MISSING),
+			 errmsg("booking " INT64_FORMAT " does not exist", booking_id)));
+	pg_unreachable();
+}
+
+void
+okno_error_event_missing(const char *event_id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_EVENT_MISSING),
+			 errmsg("outbox event %s does not exist", event_id)));
+	pg_unreachable();
+}
+
+void
+okno_error_subscriber_missing(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_SUBSCRIBER_MISSING),
+			 errmsg("subscriber \"%s\" does not exist", name),
+			 errhint("Pass the name of an existing subscriber, or \"%s\" for the default subscriber.", OKNO_DEFAULT_SUBSCRIBER)));
+	pg_unreachable();
+}
+
+/*
+ * The application's tables cannot serve okno (bind.c): detail lists every
+ * difference, one line each with its fix; missing says whether a table is
+ * missing altogether.
+ */
+void
+okno_error_tables_unfit(const char *schema, const char *detail, bool missing)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_TABLES_UNFIT),
+			 errmsg("okno's tables in schema %s cannot serve it", schema),
+			 errdetail("%s", detail),
+			 missing ?
+			 errhint("Create the missing tables with SELECT okno_create_tables(), as the role that is to own them, or change the tables as listed.") :
+			 errhint("As the tables' owner, add what okno needs with SELECT okno_prepare_tables(), or change the tables as listed.")));
+	pg_unreachable();
+}
+
+/*
+ * Another transaction committed a request with this key after our snapshot
+ * was taken (REPEATABLE READ or SERIALIZABLE): the only correct answer is to
+ * retry the whole transaction, which will then see it and replay.
+ */
+void
+okno_error_concurrent_request(int32 actor, const char *key)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not serialize access due to a concurrent request with the same idempotency key"),
+			 errdetail("Actor %d's key \"%s\" was stored by a transaction that committed after this transaction's snapshot was taken.",
+					   actor, key),
+			 errhint("Retry the transaction: the retry will replay the stored response.")));
+	pg_unreachable();
+}

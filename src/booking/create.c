@@ -1,0 +1,266 @@
+/*-------------------------------------------------------------------------
+ *
+ * create.c
+ *	  okno_create_booking(actor, key, payload): the contract's steps, in order.
+ *
+ *   1. the key rule                                  invalid_key
+ *   2. the payload, strictly                         invalid_payload
+ *   3. canonical form and fingerprint
+ *   4. the course's advisory lock on actor:key
+ *   5. look up (actor, key): replay, or             key_reused
+ *      (a key stored by the course's own service is compared in its form,
+ *      fingerprint version 0)
+ *   6. actor and resource exist                      actor_missing,
+ *                                                    resource_missing
+ *      insert booking, key and event; NOTIFY         slot_busy
+ *      (without a plan, direct_write.c, under the snapshot of one statement,
+ *      where that is the statements' equal by construction; otherwise
+ *      sql_write.c's statements, one INSERT per row, each row checked to be
+ *      stored)
+ *   7. return the card (stored and returned as one datum)
+ *
+ * Everything runs in the caller's transaction: no commit, no
+ * subtransaction.  An error anywhere aborts the caller's transaction (or
+ * its subtransaction), so nothing of a failed attempt remains and the key
+ * can be used again later.  Errors raised by the inserts are translated
+ * into domain errors and raised again at once; nothing touches the
+ * database between catching and raising.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/htup_details.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/snapmgr.h"
+
+#include "base/base.h"
+#include "booking/booking.h"
+#include "outbox/outbox.h"
+
+PG_FUNCTION_INFO_V1(okno_create_booking);
+PG_FUNCTION_INFO_V1(okno_create_booking_result);
+
+/*
+ * Called in PG_CATCH around the inserts: raise the domain error an
+ * integrity error stands for, or return so that the caller re-throws it.
+ */
+static void
+translate_store_error(MemoryContext cxt, int32 actor, const char *keystr,
+					  int32 resource_id, const char *schema,
+					  const OknoBinding *b)
+{
+	ErrorData  *edata;
+	const char *con;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	con = edata->constraint_name ? edata->constraint_name : "";
+
+	/* (the names are those the binding found: "" never matches) */
+	switch (edata->sqlerrcode)
+	{
+		case ERRCODE_EXCLUSION_VIOLATION:
+			if (strcmp(con, OKNO_OVERLAP_CONSTRAINT) == 0)
+			{
+				FlushErrorState();
+				okno_error_slot_busy(resource_id, schema);
+			}
+			break;
+		case ERRCODE_UNIQUE_VIOLATION:
+			/* only a writer that skips the advisory lock can get here */
+			if (con[0] != '\0' && strcmp(con, b->con_names[OKNO_CON_KEY_UNIQUE]) == 0)
+			{
+				FlushErrorState();
+				okno_error_concurrent_request(actor, keystr);
+			}
+			break;
+		case ERRCODE_FOREIGN_KEY_VIOLATION:
+			/* the actor or resource was deleted after we checked */
+			if (con[0] != '\0' &&
+				(strcmp(con, b->con_names[OKNO_CON_BOOKING_ACTOR]) == 0 ||
+				 strcmp(con, b->con_names[OKNO_CON_KEY_ACTOR]) == 0))
+			{
+				FlushErrorState();
+				okno_error_actor_missing(actor, false);
+			}
+			if (con[0] != '\0' && strcmp(con, b->con_names[OKNO_CON_BOOKING_RESOURCE]) == 0)
+			{
+				FlushErrorState();
+				okno_error_resource_missing(resource_id);
+			}
+			break;
+		default:
+			break;
+	}
+	FreeErrorData(edata);
+}
+
+/*
+ * Steps 6 and 7: insert the booking, its key and its event, without a plan
+ * where that is the statements' equal (direct_write.c), else with the statements
+ * (sql_write.c); queue the NOTIFY; return the card (allocated in cxt).
+ */
+static Jsonb *
+create_new(int32 actor, text *key, const char *keystr, const OknoBookingIn *in,
+		   const char *fingerprint, MemoryContext cxt)
+{
+	Jsonb	   *volatile card = NULL;
+	pg_uuid_t	event_id;
+	char	   *schema;
+	OknoBinding *binding;
+
+	okno_lock_resource(in->resource_id);
+	schema = MemoryContextStrdup(cxt, okno_schema_name());
+	/* a copy: an invalidation while the inserts run may bind again */
+	binding = MemoryContextAlloc(cxt, sizeof(OknoBinding));
+	memcpy(binding, okno_binding(), sizeof(OknoBinding));
+	okno_new_event_id(&event_id);
+
+	PG_TRY();
+	{
+		Jsonb	   *stored;
+
+		if (!okno_insert_direct(actor, in, key, fingerprint, &event_id, cxt, &stored))
+			stored = okno_insert_sql(actor, in, key, fingerprint, &event_id, cxt);
+		card = stored;
+	}
+	PG_CATCH();
+	{
+		translate_store_error(cxt, actor, keystr, in->resource_id, schema, binding);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	okno_notify();
+	return card;
+}
+
+/*
+ * The whole contract; sets *replayed.  Shared by okno_create_booking and
+ * okno_create_booking_result.
+ */
+static Jsonb *
+create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		actor_isnull = PG_ARGISNULL(0);
+	int32		actor = actor_isnull ? 0 : PG_GETARG_INT32(0);
+	text	   *key = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1);
+	Jsonb	   *payload = PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2);
+	OknoBookingIn in;
+	char		fingerprint[OKNO_FINGERPRINT_LEN + 1];
+	char	   *keystr;
+	OknoStoredKey stored;
+	Jsonb	   *result;
+	OknoGuard	guard;
+
+	PreventCommandIfReadOnly(fname);
+
+	/* 1, 2, 3: pure checks and the fingerprint, before any lock */
+	okno_check_key(key);
+	okno_parse_payload(payload, &in);
+	okno_fingerprint_hex(&in, OKNO_FINGERPRINT_VERSION, fingerprint);
+	keystr = text_to_cstring(key);
+
+	/* a null actor has no scope to lock or look up: it cannot exist */
+	if (actor_isnull)
+		okno_error_actor_missing(0, true);
+
+	/* 4 */
+	okno_lock_request(actor, key);
+
+	okno_guard_begin(&guard);
+	okno_spi_connect();
+
+	/* 5 */
+	okno_lookup_key(actor, key, InvalidSnapshot, cxt, &stored);
+	if (!stored.found && IsolationUsesXactSnapshot())
+	{
+		OknoStoredKey latest;
+
+		/*
+		 * Our snapshot predates a request with this key that committed
+		 * while we waited for the lock: we can neither replay it (we cannot
+		 * see it) nor create (that would be a second booking).
+		 */
+		okno_lookup_key(actor, key, GetLatestSnapshot(), cxt, &latest);
+		if (latest.found)
+			okno_error_concurrent_request(actor, keystr);
+	}
+
+	if (stored.found)
+	{
+		char		theirs[OKNO_FINGERPRINT_LEN + 1];
+		const char *compare = fingerprint;
+
+		/* a key is compared in the form it was stored under */
+		if (!okno_fingerprint_known(stored.fingerprint_version))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("idempotency key \"%s\" of actor %d has unsupported fingerprint version %d",
+							keystr, actor, stored.fingerprint_version),
+					 errdetail("This version of okno computes fingerprint versions %d (the course's) and %d only.",
+							   OKNO_FINGERPRINT_COURSE, OKNO_FINGERPRINT_VERSION)));
+		if (stored.fingerprint_version != OKNO_FINGERPRINT_VERSION)
+		{
+			okno_fingerprint_hex(&in, stored.fingerprint_version, theirs);
+			compare = theirs;
+		}
+		if (strcmp(stored.fingerprint, compare) != 0)
+			okno_error_key_reused(actor, keystr);
+		result = stored.response;
+		*replayed = true;
+	}
+	else
+	{
+		result = create_new(actor, key, keystr, &in, fingerprint, cxt);
+		*replayed = false;
+	}
+
+	okno_spi_finish();
+	okno_guard_end(&guard);
+
+	return result;
+}
+
+/*
+ * okno_create_booking(actor integer, key text, payload jsonb) RETURNS jsonb
+ */
+Datum
+okno_create_booking(PG_FUNCTION_ARGS)
+{
+	bool		replayed;
+
+	PG_RETURN_JSONB_P(create_booking(fcinfo, "okno_create_booking()", &replayed));
+}
+
+/*
+ * okno_create_booking_result(actor integer, key text, payload jsonb,
+ *							  OUT card jsonb, OUT replayed boolean)
+ *
+ * The same, telling a replay from a creation, so an HTTP layer can answer
+ * a replay with "Idempotent-Replayed: true".
+ */
+Datum
+okno_create_booking_result(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	bool		replayed;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "okno_create_booking_result must return a composite type");
+	desc = BlessTupleDesc(desc);
+
+	values[0] = JsonbPGetDatum(create_booking(fcinfo, "okno_create_booking_result()", &replayed));
+	values[1] = BoolGetDatum(replayed);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}

@@ -1,0 +1,294 @@
+/*-------------------------------------------------------------------------
+ *
+ * direct_write.c
+ *	  The booking, its key and its event, written without a plan.
+ *
+ * The statements of sql_write.c cost an executor start-up and shut-down each.
+ * This file writes the three rows the way logical replication's apply
+ * worker applies an INSERT: an executor state with the three tables as
+ * result relations and their indexes opened (ExecOpenIndices); every
+ * column the statement would leave out filled as the planner fills it, with
+ * its default (build_column_default, planned and evaluated as worker.c
+ * does) or else a NULL coerced to the column's type, domains included; and
+ * each row stored with ExecSimpleRelationInsert (generated columns,
+ * constraints, the row, its index entries with their unique and exclusion
+ * checks, the AFTER row triggers), between AfterTriggerBeginQuery and
+ * AfterTriggerEndQuery, so that the foreign-key checks run as they do at
+ * the end of a statement.
+ *
+ * What the statement does around that is kept:
+ *   - its relation locks, and its privilege check (okno_rt_check on the
+ *     range table the statement would have, before anything else);
+ *   - its snapshot: a CommandCounterIncrement and the snapshot of a
+ *     non-read-only SPI statement, under which the actor and then the
+ *     resource must exist (direct probes of their primary keys) before
+ *     anything is inserted, so actor_missing and resource_missing still
+ *     come before slot_busy and no default (a sequence) is evaluated in
+ *     vain;
+ *   - the order: booking, key, event, then the AFTER triggers.
+ *
+ * The direct path is used only where it is the statements' equal by
+ * construction; direct_supported() (direct_tables.c) lists what that takes, and anything
+ * else (a rule, a trigger that is not a foreign key's, row-level security,
+ * a column of another type than okno gives it, a table that is not a plain
+ * table ...) goes to the statements.
+ *
+ * The prepared CHECK expressions, index expression and predicate states and
+ * column defaults of the three tables are kept for the rest of the
+ * transaction, in a context under TopTransactionContext: the first call of
+ * a transaction prepares them, the others reuse them.  They hold no
+ * resources and point into no relcache entry, so the transaction's end
+ * needs only to forget them; a change to any of the tables (schema.c's cache
+ * generation) makes the next call prepare them anew (direct_xact.c).
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_coerce.h"
+#include "rewrite/rewriteHandler.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "base/base.h"
+#include "booking/booking.h"
+#include "outbox/outbox.h"
+
+/*
+ * A result relation for the table at rti, its indexes opened as the
+ * executor opens them, with the transaction's prepared states.
+ */
+static ResultRelInfo *
+open_result_rel(EState *estate, const OknoDirectXact *xc, int rti)
+{
+	ResultRelInfo *rri = makeNode(ResultRelInfo);
+	int			t = rti - 1;
+	int			i;
+
+	ExecInitResultRelation(estate, rri, rti);
+	ExecOpenIndices(rri, false);
+	if (xc->checks[t] != NULL)
+		OKNO_RRI_CHECK_EXPRS(rri) = xc->checks[t];
+	for (i = 0; i < rri->ri_NumIndices && i < xc->nindexes[t]; i++)
+	{
+		IndexInfo  *ii = rri->ri_IndexRelationInfo[i];
+
+		if (RelationGetRelid(rri->ri_IndexRelationDescs[i]) != xc->indexoids[t][i])
+			break;				/* not as prepared: let the executor prepare */
+		ii->ii_ExpressionsState = xc->exprstates[t][i];
+		ii->ii_PredicateState = xc->predstates[t][i];
+	}
+	return rri;
+}
+
+/*
+ * Fill a slot for the table at rti, supplied values from args and every
+ * other column as the statement would, and store the row.
+ */
+static TupleTableSlot *
+insert_row(EState *estate, const OknoDirectInfo *info, const OknoDirectXact *xc,
+		   ResultRelInfo *rri, int rti, const Datum *args)
+{
+	int			t = rti - 1;
+	TupleTableSlot *slot;
+	ExprContext *econtext = GetPerTupleExprContext(estate);
+	int			i;
+
+	slot = ExecInitExtraTupleSlot(estate, RelationGetDescr(rri->ri_RelationDesc),
+								  &TTSOpsVirtual);
+	ExecClearTuple(slot);
+	for (i = 0; i < info->natts[t]; i++)
+	{
+		int			arg = info->argof[t][i];
+
+		if (arg != OKNO_NOT_SUPPLIED)
+		{
+			slot->tts_values[i] = args[arg];
+			slot->tts_isnull[i] = false;
+		}
+		else if (xc->defaults[t][i] != NULL)
+			slot->tts_values[i] = ExecEvalExpr(xc->defaults[t][i], econtext,
+											   &slot->tts_isnull[i]);
+		else
+		{
+			slot->tts_values[i] = (Datum) 0;
+			slot->tts_isnull[i] = true;
+		}
+	}
+	ExecStoreVirtualTuple(slot);
+	ExecSimpleRelationInsert(rri, estate, slot);
+	return slot;
+}
+
+/*
+ * Whether a row with this int4 key is visible in the index's table under
+ * snapshot (predicate locks as for an index scan under SERIALIZABLE).
+ */
+static bool
+probe(Relation heap, Relation index, int32 value, Snapshot snapshot)
+{
+	ScanKeyData skey;
+	IndexScanDesc scan;
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	bool		found;
+
+	ScanKeyInit(&skey, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(value));
+	skey.sk_collation = index->rd_indcollation[0];
+	scan = okno_index_beginscan(heap, index, snapshot, 1);
+	index_rescan(scan, &skey, 1, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	return found;
+}
+
+/*
+ * Insert the booking, its key and its event; return the card (allocated
+ * in cxt) through *card.  Returns false, having done nothing but take
+ * locks, if the statements must do it instead.
+ */
+bool
+okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
+				   const char *fingerprint, pg_uuid_t *event_id,
+				   MemoryContext cxt, Jsonb **card)
+{
+	static const LOCKMODE lockmodes[OKNO_RT_COUNT] = {
+		RowExclusiveLock, RowExclusiveLock, RowExclusiveLock,
+		AccessShareLock, AccessShareLock
+	};
+	static const OknoRel rels_of[OKNO_RT_COUNT] = {
+		OKNO_REL_BOOKINGS, OKNO_REL_IDEMPOTENCY, OKNO_REL_OUTBOX,
+		OKNO_REL_ACTORS, OKNO_REL_RESOURCES
+	};
+	uint64		generation = okno_cache_generation();
+	Oid			relids[OKNO_RT_COUNT];
+	Relation	rels[OKNO_RT_COUNT];
+	Relation	actors_pkey;
+	Relation	resources_pkey;
+	EState	   *estate;
+	ResultRelInfo *rri[OKNO_RT_WRITTEN];
+	TupleTableSlot *slot;
+	Datum		args[OKNO_NUM_ARGS];
+	Datum		id;
+	bool		isnull;
+	int64		booking_id;
+	Jsonb	   *result;
+	const OknoDirectInfo *info;
+	const OknoDirectXact *xc;
+	int			i;
+
+	for (i = 0; i < OKNO_RT_COUNT; i++)
+	{
+		relids[i] = okno_relid(rels_of[i]);
+		if (!OidIsValid(relids[i]))
+			return false;
+	}
+	if (!OidIsValid(okno_relid(OKNO_REL_ACTORS_PKEY)) ||
+		!OidIsValid(okno_relid(OKNO_REL_RESOURCES_PKEY)))
+		return false;
+
+	/* the statement's locks, taken as its plan takes them */
+	for (i = 0; i < OKNO_RT_COUNT; i++)
+		LockRelationOid(relids[i], lockmodes[i]);
+	/* the tables changed before we locked them: the statements know better */
+	if (okno_cache_generation() != generation)
+		return false;
+
+	for (i = 0; i < OKNO_RT_COUNT; i++)
+		rels[i] = table_open(relids[i], NoLock);
+	actors_pkey = index_open(okno_relid(OKNO_REL_ACTORS_PKEY), AccessShareLock);
+	resources_pkey = index_open(okno_relid(OKNO_REL_RESOURCES_PKEY), AccessShareLock);
+	info = okno_direct_info(generation, relids, rels, actors_pkey, resources_pkey);
+	if (!info->usable)
+	{
+		index_close(resources_pkey, NoLock);
+		index_close(actors_pkey, NoLock);
+		for (i = 0; i < OKNO_RT_COUNT; i++)
+			table_close(rels[i], NoLock);
+		return false;
+	}
+	xc = okno_direct_xact(info, rels);
+
+	/* the executor's privilege check, before anything else */
+	okno_rt_check(&info->rt);
+
+	/* the statement's snapshot, and its output command id */
+	okno_push_statement_snapshot(InvalidSnapshot);
+
+	/* the actor, then the resource, must exist */
+	if (!probe(rels[OKNO_RT_ACTORS - 1], actors_pkey, actor, GetActiveSnapshot()))
+		okno_error_actor_missing(actor, false);
+	if (!probe(rels[OKNO_RT_RESOURCES - 1], resources_pkey, in->resource_id, GetActiveSnapshot()))
+		okno_error_resource_missing(in->resource_id);
+	index_close(resources_pkey, NoLock);
+	index_close(actors_pkey, NoLock);
+	for (i = 0; i < OKNO_RT_COUNT; i++)
+		table_close(rels[i], NoLock);
+
+	estate = CreateExecutorState();
+	okno_rt_init_estate(estate, &info->rt);
+	estate->es_snapshot = GetActiveSnapshot();
+	estate->es_output_cid = GetCurrentCommandId(true);
+
+	AfterTriggerBeginQuery();
+
+	for (i = 0; i < OKNO_RT_WRITTEN; i++)
+		rri[i] = open_result_rel(estate, xc, i + 1);
+
+	args[OKNO_ARG_BOOKING_RESOURCE] = Int32GetDatum(in->resource_id);
+	args[OKNO_ARG_BOOKING_ACTOR] = Int32GetDatum(actor);
+	args[OKNO_ARG_BOOKING_STARTS] = TimestampTzGetDatum(okno_unix_us_to_timestamptz(in->starts_us));
+	args[OKNO_ARG_BOOKING_ENDS] = TimestampTzGetDatum(okno_unix_us_to_timestamptz(in->ends_us));
+	slot = insert_row(estate, info, xc, rri[OKNO_RT_BOOKINGS - 1], OKNO_RT_BOOKINGS, args);
+	id = slot_getattr(slot, info->booking_id, &isnull);
+	if (isnull)
+		elog(ERROR, "booking stored without an id");
+	booking_id = info->booking_id_type == INT8OID ? DatumGetInt64(id) : DatumGetInt32(id);
+
+	result = okno_booking_card(booking_id, actor, in, "confirmed");
+	args[OKNO_ARG_KEY_ACTOR] = Int32GetDatum(actor);
+	args[OKNO_ARG_KEY_KEY] = PointerGetDatum(key);
+	args[OKNO_ARG_KEY_FINGERPRINT] = PointerGetDatum(cstring_to_text(fingerprint));
+	args[OKNO_ARG_KEY_VERSION] = Int16GetDatum(OKNO_FINGERPRINT_VERSION);
+	args[OKNO_ARG_KEY_RESPONSE] = JsonbPGetDatum(result);
+	(void) insert_row(estate, info, xc, rri[OKNO_RT_IDEMPOTENCY - 1], OKNO_RT_IDEMPOTENCY, args);
+
+	args[OKNO_ARG_EVENT_ID] = UUIDPGetDatum(event_id);
+	args[OKNO_ARG_EVENT_KIND] = PointerGetDatum(cstring_to_text(OKNO_EVENT_BOOKING_CREATED));
+	args[OKNO_ARG_EVENT_PAYLOAD] = JsonbPGetDatum(okno_event_payload(booking_id));
+	(void) insert_row(estate, info, xc, rri[OKNO_RT_OUTBOX - 1], OKNO_RT_OUTBOX, args);
+
+	/* the foreign-key checks, as at the end of the statement */
+	AfterTriggerEndQuery(estate);
+
+	ExecResetTupleTable(estate->es_tupleTable, false);
+	ExecCloseResultRelations(estate);
+	ExecCloseRangeTableRelations(estate);
+	FreeExecutorState(estate);
+	PopActiveSnapshot();
+
+	/* what follows in this statement sees the new rows */
+	CommandCounterIncrement();
+
+	*card = (Jsonb *) MemoryContextAlloc(cxt, VARSIZE(result));
+	memcpy(*card, result, VARSIZE(result));
+	return true;
+}

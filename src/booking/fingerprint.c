@@ -1,0 +1,183 @@
+/*-------------------------------------------------------------------------
+ *
+ * fingerprint.c
+ *	  The canonical text of a booking request and its SHA-256 fingerprint.
+ *
+ * canonical.c writes the text (pure C); this file hashes it with
+ * PostgreSQL's cryptohash API and exposes both to SQL as okno_canonical()
+ * and okno_fingerprint(), which validate their argument exactly as
+ * okno_create_booking() does.
+ *
+ * Two forms, named by idempotency.fingerprint_version:
+ *   1  okno's own: the instants in UTC;
+ *   0  the course's: what its Python service stored before okno took the
+ *      database over (or beside it), the instants at the offsets sent.
+ * A key is always compared in the form it was stored under.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/cryptohash.h"
+#include "common/sha2.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+
+#include "base/base.h"
+#include "booking/booking.h"
+#include "outbox/outbox.h"
+#include "pure/canonical.h"
+
+PG_FUNCTION_INFO_V1(okno_canonical);
+PG_FUNCTION_INFO_V1(okno_fingerprint);
+PG_FUNCTION_INFO_V1(okno_canonical_version);
+PG_FUNCTION_INFO_V1(okno_fingerprint_version);
+
+/* the largest buffer either form needs */
+#define CANONICAL_BUFLEN \
+	(Max(OKNO_CANONICAL_MAXLEN, OKNO_CANONICAL_COURSE_MAXLEN) + 1)
+
+/*
+ * Whether this library computes fingerprint version 'version'.
+ */
+bool
+okno_fingerprint_known(int version)
+{
+	return version == OKNO_FINGERPRINT_VERSION || version == OKNO_FINGERPRINT_COURSE;
+}
+
+/*
+ * Write in's canonical text of the given version into buf (CANONICAL_BUFLEN
+ * bytes); return its length.
+ */
+static size_t
+canonical_text(const OknoBookingIn *in, int version, char *buf)
+{
+	if (version == OKNO_FINGERPRINT_COURSE)
+		return okno_canonical_write_course(buf, in->resource_id,
+										   in->starts_us, in->starts_offset,
+										   in->ends_us, in->ends_offset);
+	if (version != OKNO_FINGERPRINT_VERSION)
+		elog(ERROR, "unknown fingerprint version %d", version);
+	return okno_canonical_write(buf, in->resource_id, in->starts_us, in->ends_us);
+}
+
+/*
+ * Write the lowercase hex SHA-256 of in's canonical text of the given
+ * version into hex.
+ */
+void
+okno_fingerprint_hex(const OknoBookingIn *in, int version,
+					 char hex[OKNO_FINGERPRINT_LEN + 1])
+{
+	static const char digits[] = "0123456789abcdef";
+	char		canon[CANONICAL_BUFLEN];
+	size_t		len;
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	pg_cryptohash_ctx *ctx;
+	int			i;
+
+	len = canonical_text(in, version, canon);
+
+	ctx = pg_cryptohash_create(PG_SHA256);
+	if (pg_cryptohash_init(ctx) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) canon, len) < 0 ||
+		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
+		elog(ERROR, "could not compute SHA-256 fingerprint: %s",
+			 pg_cryptohash_error(ctx));
+	pg_cryptohash_free(ctx);
+
+	for (i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
+	{
+		hex[2 * i] = digits[digest[i] >> 4];
+		hex[2 * i + 1] = digits[digest[i] & 0x0F];
+	}
+	hex[OKNO_FINGERPRINT_LEN] = '\0';
+}
+
+/*
+ * The version argument of the two-argument forms: 0 or 1, else 22023.
+ */
+static int
+version_arg(FunctionCallInfo fcinfo, int argno)
+{
+	int			version;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fingerprint_version must not be null"),
+				 errhint("Pass 1 for okno's form or 0 for the course's.")));
+	version = PG_GETARG_INT16(argno);
+	if (!okno_fingerprint_known(version))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fingerprint version %d is not known", version),
+				 errhint("Pass 1 for okno's form or 0 for the course's.")));
+	return version;
+}
+
+static Datum
+canonical(FunctionCallInfo fcinfo, int version)
+{
+	OknoBookingIn in;
+	char		canon[CANONICAL_BUFLEN];
+	size_t		len;
+
+	okno_parse_payload(PG_ARGISNULL(0) ? NULL : PG_GETARG_JSONB_P(0), &in);
+	len = canonical_text(&in, version, canon);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(canon, (int) len));
+}
+
+static Datum
+fingerprint(FunctionCallInfo fcinfo, int version)
+{
+	OknoBookingIn in;
+	char		hex[OKNO_FINGERPRINT_LEN + 1];
+
+	okno_parse_payload(PG_ARGISNULL(0) ? NULL : PG_GETARG_JSONB_P(0), &in);
+	okno_fingerprint_hex(&in, version, hex);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(hex, OKNO_FINGERPRINT_LEN));
+}
+
+/*
+ * okno_canonical(payload jsonb) RETURNS text
+ */
+Datum
+okno_canonical(PG_FUNCTION_ARGS)
+{
+	return canonical(fcinfo, OKNO_FINGERPRINT_VERSION);
+}
+
+/*
+ * okno_fingerprint(payload jsonb) RETURNS text
+ */
+Datum
+okno_fingerprint(PG_FUNCTION_ARGS)
+{
+	return fingerprint(fcinfo, OKNO_FINGERPRINT_VERSION);
+}
+
+/*
+ * okno_canonical(payload jsonb, fingerprint_version smallint) RETURNS text
+ */
+Datum
+okno_canonical_version(PG_FUNCTION_ARGS)
+{
+	int			version = version_arg(fcinfo, 1);
+
+	return canonical(fcinfo, version);
+}
+
+/*
+ * okno_fingerprint(payload jsonb, fingerprint_version smallint) RETURNS text
+ */
+Datum
+okno_fingerprint_version(PG_FUNCTION_ARGS)
+{
+	int			version = version_arg(fcinfo, 1);
+
+	return fingerprint(fcinfo, version);
+}

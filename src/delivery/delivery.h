@@ -1,0 +1,125 @@
+/*-------------------------------------------------------------------------
+ *
+ * delivery.h
+ *	  The delivery group: handing events out and keeping their delivery
+ *	  state, for the default subscriber and for named ones.
+ *
+ * Owns: the SQL drains' entry (drain.c) and the two drains it chooses
+ * between, the outbox's own for the default subscriber (drain_outbox.c,
+ * with its per-backend cursor and the drain hint) and a named
+ * subscriber's over okno_delivery (drain_subscriber.c); the "all rows
+ * read" watch on a drain's result (handout.c); okno_wait (wait.c); the
+ * subscribers and their names (subscriber.c); failures, retries and the
+ * settings okno.retry_base, okno.retry_cap and okno.max_attempts
+ * (failure.c); parked events (deadletter.c).  The rule that says an event
+ * is due is written once, below, for the drains and the wait alike.
+ *
+ * May call: outbox (to wake waiters when an event is due again), base and
+ * pure.  Nothing below calls up into this group.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef OKNO_DELIVERY_H
+#define OKNO_DELIVERY_H
+
+#include "base/base.h"
+
+/*
+ * The condition that event p (an alias of outbox in the query) is not held
+ * back: no earlier event of its booking is undelivered.  A booking_created
+ * event is the first of its booking by construction (the booking and its
+ * event are written in one transaction, and nothing else can name the
+ * booking before that commits), so only the later kinds are looked up: the
+ * common case costs a string comparison.  "Earlier" is id order, except
+ * that an id that is not a UUID version 7 (the course's events, adopted)
+ * comes before every version 7 id.  The lookup runs on the index
+ * outbox_order, whose expression and predicate it repeats, once per
+ * candidate: a scalar subquery with LIMIT, which the planner keeps as a
+ * per-row probe (a NOT EXISTS would become an anti-join that hashes every
+ * undelivered event before the first one is picked).  The plan texts that
+ * use it name okno's schema as %1$s.
+ */
+#define OKNO_SQL_NOT_HELD_BACK(p) \
+	" AND (" p ".kind OPERATOR(pg_catalog.=) 'booking_created'" \
+	"  OR (SELECT q.id FROM %1$s.outbox AS q" \
+	"   WHERE (q.payload OPERATOR(pg_catalog.->) 'booking_id')" \
+	"         OPERATOR(pg_catalog.=) (" p ".payload OPERATOR(pg_catalog.->) 'booking_id')" \
+	"     AND q.delivered_at IS NULL AND q.id OPERATOR(pg_catalog.<>) " p ".id" \
+	"     AND" OKNO_SQL_EARLIER("q.id", p ".id") \
+	"   LIMIT 1) IS NULL)"
+
+/*
+ * Row p of okno_delivery is due for the subscriber named by parameter s:
+ * undelivered, not parked, not delayed, and no earlier event of its
+ * booking undelivered (drain_subscriber.c's pick, wait.c's check)
+ */
+#define OKNO_SQL_DELIVERY_DUE(p, s) \
+	" " p ".subscriber OPERATOR(pg_catalog.=) " s \
+	" AND " p ".delivered_at IS NULL AND " p ".parked_at IS NULL" \
+	" AND (" p ".available_at IS NULL" \
+	"      OR " p ".available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())" \
+	" AND (" p ".first OR (SELECT q.event_id FROM %1$s.okno_delivery AS q" \
+	"   WHERE q.subscriber OPERATOR(pg_catalog.=) " s \
+	"     AND q.booking OPERATOR(pg_catalog.=) " p ".booking" \
+	"     AND q.delivered_at IS NULL" \
+	"     AND q.event_id OPERATOR(pg_catalog.<>) " p ".event_id" \
+	"     AND" OKNO_SQL_EARLIER("q.event_id", p ".event_id") \
+	"   LIMIT 1) IS NULL)"
+
+/*
+ * Event e was written by a transaction that snapshot cur sees finished and
+ * the subscriber's stored snapshot did not: the subscriber has not copied
+ * it yet (drain_subscriber.c's copy, wait.c's check)
+ */
+#define OKNO_SQL_NOT_COPIED(e, stored, cur) \
+	" " e ".created_xid OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmin(" stored ")" \
+	" AND pg_catalog.pg_visible_in_snapshot(" e ".created_xid, " cur ")" \
+	" AND NOT pg_catalog.pg_visible_in_snapshot(" e ".created_xid, " stored ")"
+
+/*
+ * Outbox row p is due for the default subscriber: undelivered, not parked,
+ * not delayed, not held back, and after id bound "after" (a drain's or
+ * wait's scan start).  The drains (drain_outbox.c) and the wait (wait.c)
+ * both use it.
+ */
+#define OKNO_SQL_OUTBOX_DUE(p, after) \
+	" " p ".delivered_at IS NULL AND " p ".parked_at IS NULL" \
+	" AND " p ".id OPERATOR(pg_catalog.>) " after \
+	" AND (" p ".available_at IS NULL" \
+	"      OR " p ".available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())" \
+	OKNO_SQL_NOT_HELD_BACK(p)
+
+/* drain.c: the SQL drains; the group's init */
+extern void okno_delivery_init(void);
+
+/* drain_outbox.c: the default subscriber's drain, from outbox */
+extern void okno_drain_outbox_init(void);
+extern uint64 okno_drain_outbox(ReturnSetInfo *rsinfo, int32 max_events, int ncols);
+extern uint64 okno_drain_outbox_0_1(ReturnSetInfo *rsinfo);
+extern void okno_drain_forget_cursor(void);
+extern bool okno_drain_scan_start(pg_uuid_t *lower);
+
+/* drain_subscriber.c: a named subscriber's drain, from okno_delivery */
+extern uint64 okno_drain_subscriber(ReturnSetInfo *rsinfo, const char *subscriber,
+									int32 max_events, int ncols);
+
+/* handout.c */
+extern void okno_handout_init(void);
+extern void okno_handout_watch(FunctionCallInfo fcinfo, const char *fname, uint64 rows);
+
+/* wait.c */
+extern void okno_wait_init(void);
+
+/* subscriber.c */
+extern char *okno_subscriber_arg(text *arg, const char *fname);
+extern char *okno_subscriber_named(FunctionCallInfo fcinfo, int argno, const char *fname);
+extern char *okno_subscriber_of(FunctionCallInfo fcinfo, int argno, const char *fname);
+extern void okno_subscriber_check(const char *name);
+extern bool okno_subscriber_horizon(FullTransactionId *horizon);
+
+/* failure.c */
+extern void okno_failure_init(void);
+
+#endif							/* OKNO_DELIVERY_H */

@@ -1,0 +1,395 @@
+/*-------------------------------------------------------------------------
+ *
+ * purge.c
+ *	  Retention: okno_purge(keys_older_than, delivered_older_than).
+ *
+ * Deletes idempotency rows created more than keys_older_than ago and
+ * delivered events delivered more than delivered_older_than ago, in the
+ * caller's transaction.  Pending and parked events are never deleted
+ * (their delivered_at is NULL).  A key purged is forgotten: a retry with it
+ * afterwards is a new request.
+ *
+ * The work is done in bounded batches: each step walks the next
+ * OKNO_PURGE_BATCH rows of a table in primary-key order (a keyset cursor,
+ * so every row is visited once whatever was deleted before it) and deletes
+ * the old ones among them with one statement.  No statement touches more
+ * than a batch of rows, no index beyond the primary keys is needed, and
+ * only row locks on the deleted rows are taken: creates, replays and drains
+ * go on meanwhile.  CHECK_FOR_INTERRUPTS between batches lets a purge be
+ * cancelled.
+ *
+ * From okno 0.3.0 on, the purge also records its cutoffs in
+ * okno_purge_horizon (never moving them back), so that okno_verify knows
+ * which bookings may have lost their key or event on purpose.
+ *
+ * From okno 0.5.0 on, an event is deleted only when every subscriber is done
+ * with it as well: each has copied it (its snapshot sees the event's
+ * transaction finished, taken in this cluster) and none has it undelivered
+ * in okno_delivery; the subscribers' rows of okno_delivery go with it.  The
+ * default subscriber's delivered_at still dates it.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/uuid.h"
+
+#include "base/base.h"
+#include "maintenance/maintenance.h"
+
+/* rows visited per statement */
+#define OKNO_PURGE_BATCH 10000
+
+PG_FUNCTION_INFO_V1(okno_purge);
+PG_FUNCTION_INFO_V1(okno_purge_0_3);
+PG_FUNCTION_INFO_V1(okno_purge_0_5);
+
+/* idempotency, keyed by (actor_id, request_key) */
+static OknoPlan key_boundary_plan = {
+	.sql =
+	"SELECT actor_id, request_key::pg_catalog.text FROM %1$s.idempotency"
+	" WHERE (actor_id, request_key) OPERATOR(pg_catalog.>) ($1, $2)"
+	" ORDER BY actor_id, request_key OFFSET $3 LIMIT 1",
+	.nargs = 3,
+	.argtypes = {INT4OID, TEXTOID, INT4OID}
+};
+
+static OknoPlan key_delete_plan = {
+	.sql =
+	"DELETE FROM %1$s.idempotency"
+	" WHERE (actor_id, request_key) OPERATOR(pg_catalog.>) ($1, $2)"
+	" AND (actor_id, request_key) OPERATOR(pg_catalog.<=) ($3, $4)"
+	" AND created_at OPERATOR(pg_catalog.<) $5",
+	.nargs = 5,
+	.argtypes = {INT4OID, TEXTOID, INT4OID, TEXTOID, TIMESTAMPTZOID}
+};
+
+static OknoPlan key_delete_rest_plan = {
+	.sql =
+	"DELETE FROM %1$s.idempotency"
+	" WHERE (actor_id, request_key) OPERATOR(pg_catalog.>) ($1, $2)"
+	" AND created_at OPERATOR(pg_catalog.<) $3",
+	.nargs = 3,
+	.argtypes = {INT4OID, TEXTOID, TIMESTAMPTZOID}
+};
+
+/* outbox, keyed by id */
+static OknoPlan event_boundary_plan = {
+	.sql =
+	"SELECT id FROM %1$s.outbox WHERE id OPERATOR(pg_catalog.>) $1"
+	" ORDER BY id OFFSET $2 LIMIT 1",
+	.nargs = 2,
+	.argtypes = {UUIDOID, INT4OID}
+};
+
+static OknoPlan event_delete_plan = {
+	.sql =
+	"DELETE FROM %1$s.outbox"
+	" WHERE id OPERATOR(pg_catalog.>) $1 AND id OPERATOR(pg_catalog.<=) $2"
+	" AND delivered_at OPERATOR(pg_catalog.<) $3",
+	.nargs = 3,
+	.argtypes = {UUIDOID, UUIDOID, TIMESTAMPTZOID}
+};
+
+static OknoPlan event_delete_rest_plan = {
+	.sql =
+	"DELETE FROM %1$s.outbox"
+	" WHERE id OPERATOR(pg_catalog.>) $1 AND delivered_at OPERATOR(pg_catalog.<) $2",
+	.nargs = 2,
+	.argtypes = {UUIDOID, TIMESTAMPTZOID}
+};
+
+/*
+ * 0.5.0: the same, for events every subscriber is done with ($4: this
+ * cluster's system identifier), with the subscribers' delivery states
+ */
+#define OKNO_SQL_SUBSCRIBERS_DONE \
+	" AND NOT EXISTS (SELECT FROM %1$s.okno_subscriber AS u" \
+	"   JOIN %1$s.okno_delivery AS d ON d.subscriber OPERATOR(pg_catalog.=) u.name" \
+	"    AND d.event_id OPERATOR(pg_catalog.=) e.id" \
+	"  WHERE d.delivered_at IS NULL)" \
+	" AND (e.created_xid IS NULL OR NOT EXISTS (SELECT FROM %1$s.okno_subscriber AS u" \
+	"  WHERE u.copied_system OPERATOR(pg_catalog.<>) $4" \
+	"     OR NOT pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot)))" \
+	" RETURNING e.id)," \
+	" states AS (DELETE FROM %1$s.okno_delivery AS d USING gone, %1$s.okno_subscriber AS u" \
+	"  WHERE d.subscriber OPERATOR(pg_catalog.=) u.name AND d.event_id OPERATOR(pg_catalog.=) gone.id)" \
+	" SELECT pg_catalog.count(*) FROM gone"
+
+static OknoPlan event_delete_0_5_plan = {
+	.sql =
+	"WITH gone AS (DELETE FROM %1$s.outbox AS e"
+	" WHERE e.id OPERATOR(pg_catalog.>) $1 AND e.id OPERATOR(pg_catalog.<=) $2"
+	" AND e.delivered_at OPERATOR(pg_catalog.<) $3"
+	OKNO_SQL_SUBSCRIBERS_DONE,
+	.nargs = 4,
+	.argtypes = {UUIDOID, UUIDOID, TIMESTAMPTZOID, INT8OID}
+};
+
+static OknoPlan event_delete_rest_0_5_plan = {
+	.sql =
+	"WITH gone AS (DELETE FROM %1$s.outbox AS e"
+	" WHERE e.id OPERATOR(pg_catalog.>) $1 AND $2::pg_catalog.uuid IS NULL"
+	" AND e.delivered_at OPERATOR(pg_catalog.<) $3"
+	OKNO_SQL_SUBSCRIBERS_DONE,
+	.nargs = 4,
+	.argtypes = {UUIDOID, UUIDOID, TIMESTAMPTZOID, INT8OID}
+};
+
+/* 0.3.0: how far back the purge went, for okno_verify */
+static OknoPlan horizon_plan = {
+	.sql =
+	"INSERT INTO %1$s.okno_purge_horizon AS h"
+	" (singleton, keys_purged_before, events_purged_before) VALUES (true, $1, $2)"
+	" ON CONFLICT (singleton) DO UPDATE SET"
+	" keys_purged_before = GREATEST(h.keys_purged_before, EXCLUDED.keys_purged_before),"
+	" events_purged_before = GREATEST(h.events_purged_before, EXCLUDED.events_purged_before)",
+	.nargs = 2,
+	.argtypes = {TIMESTAMPTZOID, TIMESTAMPTZOID}
+};
+
+/*
+ * now() - age, after checking age.
+ */
+static TimestampTz
+cutoff(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	Interval   *age;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be null", name),
+				 errhint("Pass an age such as '30 days'.")));
+	age = PG_GETARG_INTERVAL_P(argno);
+
+	/*
+	 * Every field on its own: '-1 month +30 days' compares as zero, yet
+	 * subtracted from a date in a 31-day month it reaches a day into the
+	 * future ('-1 month +31 days', two), and the purge would delete keys
+	 * created minutes ago.
+	 */
+	if (age->month < 0 || age->day < 0 || age->time < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be negative", name),
+				 errdetail("Each of its months, days and time must be zero or more; the interval given was %s.",
+						   DatumGetCString(DirectFunctionCall1(interval_out,
+															   IntervalPGetDatum(age)))),
+				 errhint("Pass an age such as '30 days'.")));
+
+	/*
+	 * An age reaching back past the first representable timestamp (4713 BC)
+	 * means "nothing is that old": the cutoff is -infinity and nothing is
+	 * deleted.  6000 years back from any date okno runs at stays in range.
+	 */
+	if (DatumGetBool(DirectFunctionCall2(interval_ge, IntervalPGetDatum(age),
+										 DirectFunctionCall3(interval_in,
+															 CStringGetDatum("6000 years"),
+															 ObjectIdGetDatum(InvalidOid),
+															 Int32GetDatum(-1)))))
+		return DT_NOBEGIN;
+
+	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+												   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
+												   IntervalPGetDatum(age)));
+}
+
+static uint64
+purge_keys(TimestampTz before)
+{
+	Datum		lo[2];
+	Datum		args[5];
+	uint64		deleted = 0;
+	int			rc;
+
+	/* no key is empty, so (INT_MIN, '') is below every row */
+	lo[0] = Int32GetDatum(PG_INT32_MIN);
+	lo[1] = PointerGetDatum(cstring_to_text(""));
+
+	for (;;)
+	{
+		bool		isnull;
+		HeapTuple	tup;
+
+		CHECK_FOR_INTERRUPTS();
+
+		args[0] = lo[0];
+		args[1] = lo[1];
+		args[2] = Int32GetDatum(OKNO_PURGE_BATCH - 1);
+		rc = SPI_execute_plan(okno_plan(&key_boundary_plan), args, NULL, false, 1);
+		okno_check_spi(rc, SPI_OK_SELECT, "idempotency purge boundary");
+		if (SPI_processed == 0)
+		{
+			args[2] = TimestampTzGetDatum(before);
+			rc = SPI_execute_plan(okno_plan(&key_delete_rest_plan), args, NULL, false, 0);
+			okno_check_spi(rc, SPI_OK_DELETE, "idempotency purge");
+			return deleted + SPI_processed;
+		}
+
+		tup = SPI_tuptable->vals[0];
+		args[2] = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull);
+		args[3] = PointerGetDatum(DatumGetTextPCopy(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull)));
+		args[4] = TimestampTzGetDatum(before);
+		rc = SPI_execute_plan(okno_plan(&key_delete_plan), args, NULL, false, 0);
+		okno_check_spi(rc, SPI_OK_DELETE, "idempotency purge");
+		deleted += SPI_processed;
+
+		lo[0] = args[2];
+		lo[1] = args[3];
+	}
+}
+
+/*
+ * Delete the events of one batch, (lo, hi] (hi NULL: to the end), with
+ * the subscribers' plans from okno 0.5.0 on
+ */
+static uint64
+delete_events(pg_uuid_t *lo, pg_uuid_t *hi, TimestampTz before, bool subscribers)
+{
+	Datum		args[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	int			rc;
+	bool		isnull;
+
+	args[0] = UUIDPGetDatum(lo);
+	if (subscribers)
+	{
+		if (hi != NULL)
+			args[1] = UUIDPGetDatum(hi);
+		else
+		{
+			args[1] = (Datum) 0;
+			nulls[1] = 'n';
+		}
+		args[2] = TimestampTzGetDatum(before);
+		args[3] = Int64GetDatum((int64) GetSystemIdentifier());
+		rc = SPI_execute_plan(okno_plan(hi != NULL ? &event_delete_0_5_plan
+										: &event_delete_rest_0_5_plan),
+							  args, nulls, false, 0);
+		okno_check_spi(rc, SPI_OK_SELECT, "outbox purge");
+		return (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+													SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	if (hi != NULL)
+	{
+		args[1] = UUIDPGetDatum(hi);
+		args[2] = TimestampTzGetDatum(before);
+		rc = SPI_execute_plan(okno_plan(&event_delete_plan), args, NULL, false, 0);
+	}
+	else
+	{
+		args[1] = TimestampTzGetDatum(before);
+		rc = SPI_execute_plan(okno_plan(&event_delete_rest_plan), args, NULL, false, 0);
+	}
+	okno_check_spi(rc, SPI_OK_DELETE, "outbox purge");
+	return SPI_processed;
+}
+
+static uint64
+purge_events(TimestampTz before, bool subscribers)
+{
+	pg_uuid_t  *lo = palloc0(sizeof(pg_uuid_t));	/* the nil UUID */
+	Datum		args[2];
+	uint64		deleted = 0;
+	int			rc;
+
+	for (;;)
+	{
+		bool		isnull;
+		pg_uuid_t  *hi;
+
+		CHECK_FOR_INTERRUPTS();
+
+		args[0] = UUIDPGetDatum(lo);
+		args[1] = Int32GetDatum(OKNO_PURGE_BATCH - 1);
+		rc = SPI_execute_plan(okno_plan(&event_boundary_plan), args, NULL, false, 1);
+		okno_check_spi(rc, SPI_OK_SELECT, "outbox purge boundary");
+		if (SPI_processed == 0)
+			return deleted + delete_events(lo, NULL, before, subscribers);
+
+		hi = palloc(sizeof(pg_uuid_t));
+		memcpy(hi, DatumGetUUIDP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											   1, &isnull)), sizeof(pg_uuid_t));
+		deleted += delete_events(lo, hi, before, subscribers);
+
+		pfree(lo);
+		lo = hi;
+	}
+}
+
+static void
+purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers)
+{
+	TimestampTz keys_before = cutoff(fcinfo, 0, "keys_older_than");
+	TimestampTz events_before = cutoff(fcinfo, 1, "delivered_older_than");
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	OknoGuard	guard;
+
+	PreventCommandIfReadOnly("okno_purge()");
+	InitMaterializedSRF(fcinfo, 0);
+
+	okno_guard_begin(&guard);
+	okno_spi_connect();
+	values[0] = Int64GetDatum((int64) purge_keys(keys_before));
+	values[1] = Int64GetDatum((int64) purge_events(events_before, subscribers));
+	if (record_horizon)
+	{
+		Datum		args[2];
+		int			rc;
+
+		args[0] = TimestampTzGetDatum(keys_before);
+		args[1] = TimestampTzGetDatum(events_before);
+		rc = SPI_execute_plan(okno_plan(&horizon_plan), args, NULL, false, 0);
+		okno_check_spi(rc, SPI_OK_INSERT, "purge horizon");
+	}
+	okno_spi_finish();
+	okno_guard_end(&guard);
+
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * okno_purge(keys_older_than interval, delivered_older_than interval)
+ *	 RETURNS TABLE(keys_deleted bigint, events_deleted bigint)
+ *
+ * okno 0.2.0's binding: no purge horizon table.
+ */
+Datum
+okno_purge(PG_FUNCTION_ARGS)
+{
+	purge(fcinfo, false, false);
+	return (Datum) 0;
+}
+
+/*
+ * The same, recording the purge horizon for okno_verify (okno 0.3.0).
+ */
+Datum
+okno_purge_0_3(PG_FUNCTION_ARGS)
+{
+	purge(fcinfo, true, false);
+	return (Datum) 0;
+}
+
+/*
+ * The same, leaving what a subscriber still needs (okno 0.5.0).
+ */
+Datum
+okno_purge_0_5(PG_FUNCTION_ARGS)
+{
+	purge(fcinfo, true, true);
+	return (Datum) 0;
+}
