@@ -161,14 +161,13 @@ probe(Relation heap, Relation index, int32 value, Snapshot snapshot)
 }
 
 /*
- * Insert the booking, its key and its event; return the card (allocated
- * in cxt) through *card.  Returns false, having done nothing but take
- * locks, if the statements must do it instead.
+ * Lock the tables and keys as the statement's plan would, and open them;
+ * false, having only locked, if they changed since the cache generation
+ * was read (the statements know better) or one is missing.
  */
-bool
-okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
-				   const char *fingerprint, pg_uuid_t *event_id,
-				   MemoryContext cxt, Jsonb **card)
+static bool
+open_tables(uint64 generation, Oid *relids, Relation *rels,
+			Relation *actors_pkey, Relation *resources_pkey)
 {
 	static const LOCKMODE lockmodes[OKNO_RT_COUNT] = {
 		RowExclusiveLock, RowExclusiveLock, RowExclusiveLock,
@@ -178,21 +177,6 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 		OKNO_REL_BOOKINGS, OKNO_REL_IDEMPOTENCY, OKNO_REL_OUTBOX,
 		OKNO_REL_ACTORS, OKNO_REL_RESOURCES
 	};
-	uint64		generation = okno_cache_generation();
-	Oid			relids[OKNO_RT_COUNT];
-	Relation	rels[OKNO_RT_COUNT];
-	Relation	actors_pkey;
-	Relation	resources_pkey;
-	EState	   *estate;
-	ResultRelInfo *rri[OKNO_RT_WRITTEN];
-	TupleTableSlot *slot;
-	Datum		args[OKNO_NUM_ARGS];
-	Datum		id;
-	bool		isnull;
-	int64		booking_id;
-	Jsonb	   *result;
-	const OknoDirectInfo *info;
-	const OknoDirectXact *xc;
 	int			i;
 
 	for (i = 0; i < OKNO_RT_COUNT; i++)
@@ -214,34 +198,42 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 
 	for (i = 0; i < OKNO_RT_COUNT; i++)
 		rels[i] = table_open(relids[i], NoLock);
-	actors_pkey = index_open(okno_relid(OKNO_REL_ACTORS_PKEY), AccessShareLock);
-	resources_pkey = index_open(okno_relid(OKNO_REL_RESOURCES_PKEY), AccessShareLock);
-	info = okno_direct_info(generation, relids, rels, actors_pkey, resources_pkey);
-	if (!info->usable)
-	{
-		index_close(resources_pkey, NoLock);
-		index_close(actors_pkey, NoLock);
-		for (i = 0; i < OKNO_RT_COUNT; i++)
-			table_close(rels[i], NoLock);
-		return false;
-	}
-	xc = okno_direct_xact(info, rels);
+	*actors_pkey = index_open(okno_relid(OKNO_REL_ACTORS_PKEY), AccessShareLock);
+	*resources_pkey = index_open(okno_relid(OKNO_REL_RESOURCES_PKEY), AccessShareLock);
+	return true;
+}
 
-	/* the executor's privilege check, before anything else */
-	okno_rt_check(&info->rt);
+/* close what open_tables opened; the locks stay until the transaction ends */
+static void
+close_tables(Relation *rels, Relation actors_pkey, Relation resources_pkey)
+{
+	int			i;
 
-	/* the statement's snapshot, and its output command id */
-	okno_push_statement_snapshot(InvalidSnapshot);
-
-	/* the actor, then the resource, must exist */
-	if (!probe(rels[OKNO_RT_ACTORS - 1], actors_pkey, actor, GetActiveSnapshot()))
-		okno_error_actor_missing(actor, false);
-	if (!probe(rels[OKNO_RT_RESOURCES - 1], resources_pkey, in->resource_id, GetActiveSnapshot()))
-		okno_error_resource_missing(in->resource_id);
 	index_close(resources_pkey, NoLock);
 	index_close(actors_pkey, NoLock);
 	for (i = 0; i < OKNO_RT_COUNT; i++)
 		table_close(rels[i], NoLock);
+}
+
+/*
+ * Store the booking, its key and its event under the active snapshot, then
+ * run the AFTER triggers (the foreign-key checks) as at the end of the
+ * statement; returns the card, in the current memory context.
+ */
+static Jsonb *
+write_rows(const OknoDirectInfo *info, const OknoDirectXact *xc, int32 actor,
+		   const OknoBookingIn *in, text *key, const char *fingerprint,
+		   pg_uuid_t *event_id)
+{
+	EState	   *estate;
+	ResultRelInfo *rri[OKNO_RT_WRITTEN];
+	TupleTableSlot *slot;
+	Datum		args[OKNO_NUM_ARGS];
+	Datum		id;
+	bool		isnull;
+	int64		booking_id;
+	Jsonb	   *card;
+	int			i;
 
 	estate = CreateExecutorState();
 	okno_rt_init_estate(estate, &info->rt);
@@ -263,12 +255,12 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 		elog(ERROR, "booking stored without an id");
 	booking_id = info->booking_id_type == INT8OID ? DatumGetInt64(id) : DatumGetInt32(id);
 
-	result = okno_booking_card(booking_id, actor, in, "confirmed");
+	card = okno_booking_card(booking_id, actor, in, "confirmed");
 	args[OKNO_ARG_KEY_ACTOR] = Int32GetDatum(actor);
 	args[OKNO_ARG_KEY_KEY] = PointerGetDatum(key);
 	args[OKNO_ARG_KEY_FINGERPRINT] = PointerGetDatum(cstring_to_text(fingerprint));
 	args[OKNO_ARG_KEY_VERSION] = Int16GetDatum(OKNO_FINGERPRINT_VERSION);
-	args[OKNO_ARG_KEY_RESPONSE] = JsonbPGetDatum(result);
+	args[OKNO_ARG_KEY_RESPONSE] = JsonbPGetDatum(card);
 	(void) insert_row(estate, info, xc, rri[OKNO_RT_IDEMPOTENCY - 1], OKNO_RT_IDEMPOTENCY, args);
 
 	args[OKNO_ARG_EVENT_ID] = UUIDPGetDatum(event_id);
@@ -283,6 +275,52 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 	ExecCloseResultRelations(estate);
 	ExecCloseRangeTableRelations(estate);
 	FreeExecutorState(estate);
+	return card;
+}
+
+/*
+ * Insert the booking, its key and its event; return the card (allocated
+ * in cxt) through *card.  Returns false, having done nothing but take
+ * locks, if the statements must do it instead.
+ */
+bool
+okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
+				   const char *fingerprint, pg_uuid_t *event_id,
+				   MemoryContext cxt, Jsonb **card)
+{
+	uint64		generation = okno_cache_generation();
+	Oid			relids[OKNO_RT_COUNT];
+	Relation	rels[OKNO_RT_COUNT];
+	Relation	actors_pkey;
+	Relation	resources_pkey;
+	const OknoDirectInfo *info;
+	const OknoDirectXact *xc;
+	Jsonb	   *result;
+
+	if (!open_tables(generation, relids, rels, &actors_pkey, &resources_pkey))
+		return false;
+	info = okno_direct_info(generation, relids, rels, actors_pkey, resources_pkey);
+	if (!info->usable)
+	{
+		close_tables(rels, actors_pkey, resources_pkey);
+		return false;
+	}
+	xc = okno_direct_xact(info, rels);
+
+	/* the executor's privilege check, before anything else */
+	okno_rt_check(&info->rt);
+
+	/* the statement's snapshot, and its output command id */
+	okno_push_statement_snapshot(InvalidSnapshot);
+
+	/* the actor, then the resource, must exist */
+	if (!probe(rels[OKNO_RT_ACTORS - 1], actors_pkey, actor, GetActiveSnapshot()))
+		okno_error_actor_missing(actor, false);
+	if (!probe(rels[OKNO_RT_RESOURCES - 1], resources_pkey, in->resource_id, GetActiveSnapshot()))
+		okno_error_resource_missing(in->resource_id);
+	close_tables(rels, actors_pkey, resources_pkey);
+
+	result = write_rows(info, xc, actor, in, key, fingerprint, event_id);
 	PopActiveSnapshot();
 
 	/* what follows in this statement sees the new rows */
