@@ -18,13 +18,23 @@ OBJS = \
 	src/pure/rfc3339.o \
 	src/pure/canonical.o \
 	src/pure/uuid7.o \
+	src/pure/jcs.o \
+	src/pure/jcs_number.o \
 	src/base/schema.o \
 	src/base/bind.o \
 	src/base/owner.o \
 	src/base/errors.o \
 	src/base/relation.o \
 	src/base/unixtime.o \
-	src/booking/key.o \
+	src/base/digest.o \
+	src/keys/names.o \
+	src/keys/key_lock.o \
+	src/keys/tombstone.o \
+	src/keys/key_table.o \
+	src/keys/claim.o \
+	src/keys/handler.o \
+	src/keys/canonical_json.o \
+	src/keys/idempotent.o \
 	src/booking/payload.o \
 	src/booking/fingerprint.o \
 	src/booking/lock.o \
@@ -60,14 +70,14 @@ override PG_CPPFLAGS += -I$(srcdir)/src
 # source, sql/okno.sql (docs/RELEASING.md); DATA is what is installed as it
 # is: the frozen full scripts of older versions and every update script.
 DATA_built   = sql/okno--$(EXTVERSION).sql
-DATA         = sql/okno--0.1.0.sql sql/okno--0.5.0.sql \
+DATA         = sql/okno--0.1.0.sql sql/okno--0.5.0.sql sql/okno--0.6.0.sql \
                $(wildcard sql/okno--*--*.sql)
 
 # pg_regress: inputs in test/sql, expected output in expected/
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
                drain drain_hint drain_batch drain_read failures cancel purge status verify prepared \
                error_catalogue shadowing roles direct create_as_insert wait order subscribers \
-               course_vectors course_tables binding \
+               idempotent tombstones course_vectors course_tables binding \
                other_schema trusted upgrade
 REGRESS_OPTS = --inputdir=test
 
@@ -76,7 +86,8 @@ ISOLATION    = same_key_read_committed same_key_repeatable_read slot_race \
                drainers drain_rollback course_lock purge_concurrent cancel_race \
                requeue_notify drain_cursor drain_hint_rollback wait_wake \
                order_drainers order_requeue subscriber_order subscriber_in_flight \
-               subscriber_forget subscriber_unsubscribe subscriber_cut binding_sessions
+               subscriber_forget subscriber_unsubscribe subscriber_cut binding_sessions \
+               idempotent_same_key key_claim
 ISOLATION_OPTS = --inputdir=test --outputdir=.
 
 EXTRA_CLEAN  = results output_iso regression.diffs regression.out \

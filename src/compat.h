@@ -17,12 +17,14 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "catalog/pg_proc.h"
 #include "executor/executor.h"
 #include "nodes/bitmapset.h"
 #include "nodes/execnodes.h"
 #include "nodes/parsenodes.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
+#include "utils/acl.h"
 #include "utils/backend_status.h"
 #if PG_VERSION_NUM >= 160000
 #include "parser/parse_relation.h"
@@ -135,6 +137,17 @@ okno_local_beentry(int i)
 	return pgstat_get_local_beentry_by_index(i);
 #else
 	return pgstat_fetch_stat_local_beentry(i);
+#endif
+}
+
+/* 16 replaced pg_proc_aclcheck by object_aclcheck */
+static inline AclResult
+okno_function_aclcheck(Oid function, Oid roleid)
+{
+#if PG_VERSION_NUM >= 160000
+	return object_aclcheck(ProcedureRelationId, function, roleid, ACL_EXECUTE);
+#else
+	return pg_proc_aclcheck(function, roleid, ACL_EXECUTE);
 #endif
 }
 

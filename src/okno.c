@@ -7,8 +7,9 @@
  * The code is grouped by the path the data takes (docs/DESIGN.md, "The
  * code"), each group's header saying what it owns and may call:
  *
- *	pure/		RFC 3339, canonical JSON, UUID version 7: no PostgreSQL
+ *	pure/		RFC 3339, canonical JSON, RFC 8785, UUID version 7: no PostgreSQL
  *	base/		the schema, the binding to the tables, kept plans, errors
+ *	keys/		idempotency keys of any operation, their locks and tombstones
  *	booking/	a booking's steps: key, payload, fingerprint, lock, write
  *	outbox/		an event's write and the wake its commit sends
  *	delivery/	the drains, the wait, subscribers, failures, dead letters
@@ -24,6 +25,7 @@
 #include "utils/guc.h"
 
 #include "base/base.h"
+#include "keys/keys.h"
 #include "booking/booking.h"
 #include "outbox/outbox.h"
 #include "delivery/delivery.h"
@@ -36,6 +38,7 @@ void
 _PG_init(void)
 {
 	okno_base_init();
+	okno_keys_init();
 	okno_booking_init();
 	okno_outbox_init();
 	okno_delivery_init();

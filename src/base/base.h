@@ -11,8 +11,8 @@
  * each (errors.c); running a superuser's call as the tables' owner
  * (owner.c); the range table, privilege check and snapshot a direct path
  * shares with the statement it replaces, and the errors about a row okno
- * could not write there (relation.c); Unix microseconds
- * (unixtime.c).
+ * could not write there (relation.c); SHA-256 and hex (digest.c); Unix
+ * microseconds (unixtime.c).
  *
  * May call: PostgreSQL and the pure helpers (src/pure) only.  Every other
  * group calls down into this one; nothing here calls up.
@@ -148,13 +148,15 @@ pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
 
 /*
  * okno's advisory lock tags: classid "okno" in ASCII, objsubid 3 (a
- * resource's lock, booking/lock.c) or 4 (okno_wait's tags, outbox/wake.c).
- * Advisory locks taken by SQL functions have objsubid 1 or 2, so no SQL
- * caller can take or block these.
+ * resource's lock, booking/lock.c) or 4 (okno_wait's tags, outbox/wake.c);
+ * objsubid 5 with a hash in classid and objid (an operation's key,
+ * keys/key_lock.c).  Advisory locks taken by SQL functions have objsubid 1
+ * or 2, so no SQL caller can take or block these.
  */
 #define OKNO_LOCK_CLASS				0x6F6B6E6FU
 #define OKNO_LOCK_SUBID_RESOURCE	3
 #define OKNO_LOCK_SUBID_WAIT		4
+#define OKNO_LOCK_SUBID_OPERATION	5
 
 /*
  * The order of event ids, in SQL: id a comes before id b (ids of one
@@ -171,6 +173,11 @@ pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
 	" CASE WHEN " OKNO_SQL_V7(a) " OPERATOR(pg_catalog.=) " OKNO_SQL_V7(b) \
 	"      THEN " a " OPERATOR(pg_catalog.<) " b \
 	"      ELSE " OKNO_SQL_V7(b) " END"
+/* digest.c: SHA-256 */
+#define OKNO_SHA256_LEN 32
+extern void okno_sha256(const void *data, size_t len, uint8 digest[OKNO_SHA256_LEN]);
+extern void okno_hex(const uint8 *bytes, size_t len, char *hex);
+
 /* unixtime.c */
 extern TimestampTz okno_unix_us_to_timestamptz(int64 unix_us);
 extern int64 okno_timestamptz_to_unix_us(TimestampTz ts);
@@ -187,19 +194,24 @@ extern int64 okno_now_unix_us(void);
 #define ERRCODE_OKNO_EVENT_MISSING		MAKE_SQLSTATE('O','K','B','0','8')
 #define ERRCODE_OKNO_SUBSCRIBER_MISSING	MAKE_SQLSTATE('O','K','B','0','9')
 #define ERRCODE_OKNO_TABLES_UNFIT		MAKE_SQLSTATE('O','K','B','1','0')
+#define ERRCODE_OKNO_KEY_EXPIRED		MAKE_SQLSTATE('O','K','B','1','1')
+#define ERRCODE_OKNO_REQUEST_IN_PROGRESS	MAKE_SQLSTATE('O','K','B','1','2')
 
 #define OKNO_OVERLAP_CONSTRAINT "bookings_no_overlap"
 
 pg_noreturn extern void okno_error_invalid_key(const char *detail);
 pg_noreturn extern void okno_error_invalid_payload(const char *detail);
 pg_noreturn extern void okno_error_resource_missing(int32 resource_id);
-pg_noreturn extern void okno_error_key_reused(int32 actor, const char *key);
+pg_noreturn extern void okno_error_key_reused(const char *owner, const char *key);
 pg_noreturn extern void okno_error_slot_busy(int32 resource_id, const char *schema);
 pg_noreturn extern void okno_error_actor_missing(int32 actor, bool isnull);
 pg_noreturn extern void okno_error_booking_missing(int64 booking_id, bool isnull);
 pg_noreturn extern void okno_error_event_missing(const char *event_id);
 pg_noreturn extern void okno_error_subscriber_missing(const char *name);
-pg_noreturn extern void okno_error_concurrent_request(int32 actor, const char *key);
+pg_noreturn extern void okno_error_concurrent_request(const char *owner, const char *key);
+pg_noreturn extern void okno_error_key_expired(const char *owner, const char *key);
+pg_noreturn extern void okno_error_request_in_progress(const char *owner, const char *key,
+													   bool mine);
 pg_noreturn extern void okno_error_tables_unfit(const char *schema, const char *detail,
 												bool missing);
 

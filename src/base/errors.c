@@ -52,13 +52,29 @@ okno_error_resource_missing(int32 resource_id)
 	pg_unreachable();
 }
 
+/*
+ * owner names whose key it is, as a noun phrase in lower case ("actor 1",
+ * "operation \"pay\" in scope \"t1\""): its first letter is capitalised
+ * where it begins a sentence.
+ */
+static char *
+sentence_start(const char *owner)
+{
+	char	   *s = pstrdup(owner);
+
+	if (s[0] >= 'a' && s[0] <= 'z')
+		s[0] = s[0] - 'a' + 'A';
+	return s;
+}
+
 void
-okno_error_key_reused(int32 actor, const char *key)
+okno_error_key_reused(const char *owner, const char *key)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_OKNO_KEY_REUSED),
 			 errmsg("idempotency key \"%s\" was already used with a different payload", key),
-			 errdetail("Actor %d first used this key for a request whose canonical payload differs.", actor),
+			 errdetail("%s first used this key for a request whose canonical payload differs.",
+					   sentence_start(owner)),
 			 errhint("Retry with the original payload, or use a new key for a new request.")));
 	pg_unreachable();
 }
@@ -150,13 +166,53 @@ okno_error_tables_unfit(const char *schema, const char *detail, bool missing)
  * retry the whole transaction, which will then see it and replay.
  */
 void
-okno_error_concurrent_request(int32 actor, const char *key)
+okno_error_concurrent_request(const char *owner, const char *key)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 			 errmsg("could not serialize access due to a concurrent request with the same idempotency key"),
-			 errdetail("Actor %d's key \"%s\" was stored by a transaction that committed after this transaction's snapshot was taken.",
-					   actor, key),
+			 errdetail("The key \"%s\" of %s was stored by a transaction that committed after this transaction's snapshot was taken.",
+					   key, owner),
 			 errhint("Retry the transaction: the retry will replay the stored response.")));
+	pg_unreachable();
+}
+
+/*
+ * okno_purge removed the key's stored response and left a tombstone: the
+ * retry of a request whose response is gone is answered, not run again.
+ */
+void
+okno_error_key_expired(const char *owner, const char *key)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_KEY_EXPIRED),
+			 errmsg("idempotency key \"%s\" has expired", key),
+			 errdetail("okno_purge removed the response that %s stored under this key; only the key's tombstone is left, so the request is not run again.",
+					   owner),
+			 errhint("Use a new key for a new request.")));
+	pg_unreachable();
+}
+
+/*
+ * The key's first request has not ended: another transaction holds its
+ * lock and okno.key_wait is off (mine = false), or this transaction
+ * claimed the key and has not stored its response (mine = true).
+ */
+void
+okno_error_request_in_progress(const char *owner, const char *key, bool mine)
+{
+	if (mine)
+		ereport(ERROR,
+				(errcode(ERRCODE_OKNO_REQUEST_IN_PROGRESS),
+				 errmsg("a request with idempotency key \"%s\" is in progress", key),
+				 errdetail("This transaction claimed the key of %s and has not stored its response.",
+						   owner),
+				 errhint("Store the response with okno_key_store() before the key is used again.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OKNO_REQUEST_IN_PROGRESS),
+			 errmsg("a request with idempotency key \"%s\" is in progress", key),
+			 errdetail("Another transaction holds the lock of the key of %s, and okno.key_wait is off.",
+					   owner),
+			 errhint("Retry later: once the first request has committed, a retry replays its response.")));
 	pg_unreachable();
 }

@@ -3,7 +3,7 @@
  * booking.h
  *	  The booking group: a booking's steps, from the request to its rows.
  *
- * Owns: the key rule (key.c) and the payload's validation (payload.c); the
+ * Owns: the payload's validation (payload.c); the
  * fingerprint and its canonical forms (fingerprint.c); the advisory locks
  * of a request and of a resource (lock.c); the booking card and event
  * payload (response.c); the stored key's lookup (key_lookup.c); writing
@@ -13,8 +13,9 @@
  * states per transaction, direct_write.c writes); and the SQL functions
  * that create (create.c), read and cancel (get_cancel.c) a booking.
  *
- * May call: the outbox group (to write the event and its wake-up), base
- * and pure.  Nothing here calls delivery or maintenance.
+ * May call: the keys group (the key rule, the request lock and okno.key_wait,
+ * the key's tombstone), the outbox group (to write the event and its
+ * wake-up), base and pure.  Nothing here calls delivery or maintenance.
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -24,6 +25,7 @@
 #define OKNO_BOOKING_H
 
 #include "base/base.h"
+#include "keys/keys.h"
 
 /*
  * A booking request after validation: both instants as Unix microseconds,
@@ -55,9 +57,6 @@ typedef struct OknoBookingIn
 /* direct_xact.c: registers the per-transaction cache's callback */
 extern void okno_booking_init(void);
 
-/* key.c */
-extern void okno_check_key(text *key);
-
 /* payload.c */
 extern void okno_parse_payload(Jsonb *payload, OknoBookingIn *out);
 
@@ -67,7 +66,7 @@ extern void okno_fingerprint_hex(const OknoBookingIn *in, int version,
 								 char hex[OKNO_FINGERPRINT_LEN + 1]);
 
 /* lock.c */
-extern void okno_lock_request(int32 actor, text *key);
+extern void okno_lock_request(const OknoKeyRef *ref);
 extern void okno_lock_resource(int32 resource_id);
 
 /* response.c */

@@ -6,10 +6,12 @@
  *   1. the key rule                                  invalid_key
  *   2. the payload, strictly                         invalid_payload
  *   3. canonical form and fingerprint
- *   4. the course's advisory lock on actor:key
+ *   4. the course's advisory lock on actor:key       (okno.key_wait off:
+ *                                                    request_in_progress)
  *   5. look up (actor, key): replay, or             key_reused
  *      (a key stored by the course's own service is compared in its form,
- *      fingerprint version 0)
+ *      fingerprint version 0); a key purged into a   key_expired
+ *      tombstone
  *   6. actor and resource exist                      actor_missing,
  *                                                    resource_missing
  *      insert booking, key and event; NOTIFY         slot_busy
@@ -42,6 +44,7 @@
 
 #include "base/base.h"
 #include "booking/booking.h"
+#include "keys/keys.h"
 #include "outbox/outbox.h"
 
 PG_FUNCTION_INFO_V1(okno_create_booking);
@@ -78,7 +81,7 @@ translate_store_error(MemoryContext cxt, int32 actor, const char *keystr,
 			if (con[0] != '\0' && strcmp(con, b->con_names[OKNO_CON_KEY_UNIQUE]) == 0)
 			{
 				FlushErrorState();
-				okno_error_concurrent_request(actor, keystr);
+				okno_error_concurrent_request(psprintf("actor %d", actor), keystr);
 			}
 			break;
 		case ERRCODE_FOREIGN_KEY_VIOLATION:
@@ -160,6 +163,7 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	OknoStoredKey stored;
 	Jsonb	   *result;
 	OknoGuard	guard;
+	OknoKeyRef	ref;
 
 	PreventCommandIfReadOnly(fname);
 
@@ -174,7 +178,11 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 		okno_error_actor_missing(0, true);
 
 	/* 4 */
-	okno_lock_request(actor, key);
+	ref.operation = NULL;
+	ref.scope = NULL;
+	ref.actor = actor;
+	ref.key = keystr;
+	okno_lock_request(&ref);
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
@@ -192,7 +200,7 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 		 */
 		okno_lookup_key(actor, key, GetLatestSnapshot(), cxt, &latest);
 		if (latest.found)
-			okno_error_concurrent_request(actor, keystr);
+			okno_error_concurrent_request(okno_key_owner(&ref), keystr);
 	}
 
 	if (stored.found)
@@ -214,12 +222,14 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 			compare = theirs;
 		}
 		if (strcmp(stored.fingerprint, compare) != 0)
-			okno_error_key_reused(actor, keystr);
+			okno_error_key_reused(okno_key_owner(&ref), keystr);
 		result = stored.response;
 		*replayed = true;
 	}
 	else
 	{
+		/* a key okno_purge expired is answered, not booked again */
+		okno_check_expired(&ref);
 		result = create_new(actor, key, keystr, &in, fingerprint, cxt);
 		*replayed = false;
 	}

@@ -4,7 +4,7 @@
  *	  The canonical text of a booking request and its SHA-256 fingerprint.
  *
  * canonical.c writes the text (pure C); this file hashes it with
- * PostgreSQL's cryptohash API and exposes both to SQL as okno_canonical()
+ * SHA-256 (base/digest.c) and exposes both to SQL as okno_canonical()
  * and okno_fingerprint(), which validate their argument exactly as
  * okno_create_booking() does.
  *
@@ -20,8 +20,6 @@
  */
 #include "postgres.h"
 
-#include "common/cryptohash.h"
-#include "common/sha2.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 
@@ -72,29 +70,13 @@ void
 okno_fingerprint_hex(const OknoBookingIn *in, int version,
 					 char hex[OKNO_FINGERPRINT_LEN + 1])
 {
-	static const char digits[] = "0123456789abcdef";
 	char		canon[CANONICAL_BUFLEN];
 	size_t		len;
-	uint8		digest[PG_SHA256_DIGEST_LENGTH];
-	pg_cryptohash_ctx *ctx;
-	int			i;
+	uint8		digest[OKNO_SHA256_LEN];
 
 	len = canonical_text(in, version, canon);
-
-	ctx = pg_cryptohash_create(PG_SHA256);
-	if (pg_cryptohash_init(ctx) < 0 ||
-		pg_cryptohash_update(ctx, (const uint8 *) canon, len) < 0 ||
-		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
-		elog(ERROR, "could not compute SHA-256 fingerprint: %s",
-			 pg_cryptohash_error(ctx));
-	pg_cryptohash_free(ctx);
-
-	for (i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
-	{
-		hex[2 * i] = digits[digest[i] >> 4];
-		hex[2 * i + 1] = digits[digest[i] & 0x0F];
-	}
-	hex[OKNO_FINGERPRINT_LEN] = '\0';
+	okno_sha256(canon, len, digest);
+	okno_hex(digest, sizeof(digest), hex);
 }
 
 /*

@@ -33,30 +33,30 @@
 
 #include "base/base.h"
 #include "booking/booking.h"
+#include "keys/keys.h"
 #include "outbox/outbox.h"
 
 /*
- * Take the course's lock for (actor, key); key is already validated.
+ * Take the course's lock for the booking's (actor, key), already
+ * validated: waiting for it, or with okno.key_wait off refusing at once
+ * (keys/key_lock.c).
  */
 void
-okno_lock_request(int32 actor, text *key)
+okno_lock_request(const OknoKeyRef *ref)
 {
 	char		scope[12 + 1 + 80 + 1];
 	int			len;
-	int			keylen = VARSIZE_ANY_EXHDR(key);
 	uint64		hash;
 	LOCKTAG		tag;
 
-	len = snprintf(scope, sizeof(scope), "%d:", actor);
-	Assert(len + keylen < (int) sizeof(scope));
-	memcpy(scope + len, VARDATA_ANY(key), keylen);
-	len += keylen;
+	len = snprintf(scope, sizeof(scope), "%d:%s", ref->actor, ref->key);
+	Assert(len < (int) sizeof(scope));
 
 	hash = DatumGetUInt64(hash_any_extended((const unsigned char *) scope, len, 0));
 
 	/* the tag pg_advisory_xact_lock(bigint) builds */
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (hash >> 32), (uint32) hash, 1);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	okno_lock_key(ref, &tag);
 }
 
 /*

@@ -9,8 +9,9 @@
  * is dropped (adopt.c), retention (purge.c), the consistency
  * check (verify.c) and the outbox's counts for the views (counts.c).
  *
- * May call: base and pure only; it reads the tables itself rather than
- * through the booking or delivery groups.
+ * May call: keys (a key's identity and okno.key_tombstone_age), base and
+ * pure; it reads the tables itself rather than through the booking or
+ * delivery groups.
  *
  * Copyright (c) 2026, the okno authors
  *

@@ -22,6 +22,13 @@
  * okno_purge_horizon (never moving them back), so that okno_verify knows
  * which bookings may have lost their key or event on purpose.
  *
+ * From okno 0.7.0 on, each key deleted (a booking's, or an operation's of
+ * okno_key) leaves a tombstone in okno_key_tombstone, the hash of its
+ * identity and when it expired (keys/tombstone.c), so that a retry with it
+ * is answered key_expired rather than run again; the tombstones older than
+ * okno.key_tombstone_age are deleted first (all of them, and none is left,
+ * when it is 0).
+ *
  * From okno 0.5.0 on, an event is deleted only when every subscriber is done
  * with it as well: each has copied it (its snapshot sees the event's
  * transaction finished, taken in this cluster) and none has it undelivered
@@ -45,6 +52,7 @@
 #include "utils/uuid.h"
 
 #include "base/base.h"
+#include "keys/keys.h"
 #include "maintenance/maintenance.h"
 
 /* rows visited per statement */
@@ -53,6 +61,7 @@
 PG_FUNCTION_INFO_V1(okno_purge);
 PG_FUNCTION_INFO_V1(okno_purge_0_3);
 PG_FUNCTION_INFO_V1(okno_purge_0_5);
+PG_FUNCTION_INFO_V1(okno_purge_0_7);
 
 /* idempotency, keyed by (actor_id, request_key) */
 static OknoPlan key_boundary_plan = {
@@ -81,6 +90,99 @@ static OknoPlan key_delete_rest_plan = {
 	" AND created_at OPERATOR(pg_catalog.<) $3",
 	.nargs = 3,
 	.argtypes = {INT4OID, TEXTOID, TIMESTAMPTZOID}
+};
+
+/*
+ * 0.7.0: the same, leaving a tombstone of each key deleted ($6: whether
+ * tombstones are kept at all); "rest" is the last batch, up to the end
+ * ($3 and $4 are then NULL)
+ */
+#define OKNO_SQL_KEY_DELETE_0_7(upper) \
+	"WITH gone AS (DELETE FROM %1$s.idempotency AS i" \
+	" WHERE (i.actor_id, i.request_key) OPERATOR(pg_catalog.>) ($1, $2)" upper \
+	" AND i.created_at OPERATOR(pg_catalog.<) $5" \
+	" RETURNING i.actor_id, i.request_key)," \
+	" stones AS (INSERT INTO %1$s.okno_key_tombstone AS t (key_hash, expired_at)" \
+	"  SELECT " OKNO_SQL_BOOKING_KEY_HASH("g.actor_id", "g.request_key") ", pg_catalog.now()" \
+	"    FROM gone AS g WHERE $6" \
+	"  ON CONFLICT (key_hash) DO UPDATE SET expired_at = EXCLUDED.expired_at)" \
+	" SELECT pg_catalog.count(*) FROM gone"
+
+static OknoPlan key_delete_0_7_plan = {
+	.sql = OKNO_SQL_KEY_DELETE_0_7(
+		" AND (i.actor_id, i.request_key) OPERATOR(pg_catalog.<=) ($3, $4)"),
+	.nargs = 6,
+	.argtypes = {INT4OID, TEXTOID, INT4OID, TEXTOID, TIMESTAMPTZOID, BOOLOID}
+};
+
+static OknoPlan key_delete_rest_0_7_plan = {
+	.sql = OKNO_SQL_KEY_DELETE_0_7(
+		" AND $3::pg_catalog.int4 IS NULL AND $4::pg_catalog.text IS NULL"),
+	.nargs = 6,
+	.argtypes = {INT4OID, TEXTOID, INT4OID, TEXTOID, TIMESTAMPTZOID, BOOLOID}
+};
+
+/* 0.7.0: operations' keys, okno_key, keyed by (operation, scope, request_key) */
+static OknoPlan op_key_boundary_plan = {
+	.sql =
+	"SELECT operation, scope, request_key FROM %1$s.okno_key"
+	" WHERE (operation, scope, request_key) OPERATOR(pg_catalog.>) ($1, $2, $3)"
+	" ORDER BY operation, scope, request_key OFFSET $4 LIMIT 1",
+	.nargs = 4,
+	.argtypes = {TEXTOID, TEXTOID, TEXTOID, INT4OID}
+};
+
+#define OKNO_SQL_OP_KEY_DELETE(upper) \
+	"WITH gone AS (DELETE FROM %1$s.okno_key AS k" \
+	" WHERE (k.operation, k.scope, k.request_key) OPERATOR(pg_catalog.>) ($1, $2, $3)" upper \
+	" AND k.created_at OPERATOR(pg_catalog.<) $7" \
+	" RETURNING k.operation, k.scope, k.request_key)," \
+	" stones AS (INSERT INTO %1$s.okno_key_tombstone AS t (key_hash, expired_at)" \
+	"  SELECT " OKNO_SQL_OPERATION_KEY_HASH("g.operation", "g.scope", "g.request_key") \
+	"         , pg_catalog.now()" \
+	"    FROM gone AS g WHERE $8" \
+	"  ON CONFLICT (key_hash) DO UPDATE SET expired_at = EXCLUDED.expired_at)" \
+	" SELECT pg_catalog.count(*) FROM gone"
+
+static OknoPlan op_key_delete_plan = {
+	.sql = OKNO_SQL_OP_KEY_DELETE(
+		" AND (k.operation, k.scope, k.request_key) OPERATOR(pg_catalog.<=) ($4, $5, $6)"),
+	.nargs = 8,
+	.argtypes = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, BOOLOID}
+};
+
+static OknoPlan op_key_delete_rest_plan = {
+	.sql = OKNO_SQL_OP_KEY_DELETE(
+		" AND $4::pg_catalog.text IS NULL AND $5::pg_catalog.text IS NULL"
+		" AND $6::pg_catalog.text IS NULL"),
+	.nargs = 8,
+	.argtypes = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, BOOLOID}
+};
+
+/* 0.7.0: the tombstones, keyed by key_hash */
+static OknoPlan tombstone_boundary_plan = {
+	.sql =
+	"SELECT key_hash FROM %1$s.okno_key_tombstone WHERE key_hash OPERATOR(pg_catalog.>) $1"
+	" ORDER BY key_hash OFFSET $2 LIMIT 1",
+	.nargs = 2,
+	.argtypes = {BYTEAOID, INT4OID}
+};
+
+static OknoPlan tombstone_delete_plan = {
+	.sql =
+	"DELETE FROM %1$s.okno_key_tombstone"
+	" WHERE key_hash OPERATOR(pg_catalog.>) $1 AND key_hash OPERATOR(pg_catalog.<=) $2"
+	" AND expired_at OPERATOR(pg_catalog.<) $3",
+	.nargs = 3,
+	.argtypes = {BYTEAOID, BYTEAOID, TIMESTAMPTZOID}
+};
+
+static OknoPlan tombstone_delete_rest_plan = {
+	.sql =
+	"DELETE FROM %1$s.okno_key_tombstone"
+	" WHERE key_hash OPERATOR(pg_catalog.>) $1 AND expired_at OPERATOR(pg_catalog.<) $2",
+	.nargs = 2,
+	.argtypes = {BYTEAOID, TIMESTAMPTZOID}
 };
 
 /* outbox, keyed by id */
@@ -205,11 +307,17 @@ cutoff(FunctionCallInfo fcinfo, int argno, const char *name)
 												   IntervalPGetDatum(age)));
 }
 
+/*
+ * Delete the keys of idempotency created before 'before', in batches;
+ * with tombstones (0.7.0), leave one for each (when 'keep', that is when
+ * okno.key_tombstone_age is not 0).
+ */
 static uint64
-purge_keys(TimestampTz before)
+purge_keys(TimestampTz before, bool tombstones, bool keep)
 {
 	Datum		lo[2];
-	Datum		args[5];
+	Datum		args[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 	uint64		deleted = 0;
 	int			rc;
 
@@ -221,6 +329,7 @@ purge_keys(TimestampTz before)
 	{
 		bool		isnull;
 		HeapTuple	tup;
+		bool		last;
 
 		CHECK_FOR_INTERRUPTS();
 
@@ -229,24 +338,142 @@ purge_keys(TimestampTz before)
 		args[2] = Int32GetDatum(OKNO_PURGE_BATCH - 1);
 		rc = SPI_execute_plan(okno_plan(&key_boundary_plan), args, NULL, false, 1);
 		okno_check_spi(rc, SPI_OK_SELECT, "idempotency purge boundary");
-		if (SPI_processed == 0)
-		{
-			args[2] = TimestampTzGetDatum(before);
-			rc = SPI_execute_plan(okno_plan(&key_delete_rest_plan), args, NULL, false, 0);
-			okno_check_spi(rc, SPI_OK_DELETE, "idempotency purge");
-			return deleted + SPI_processed;
-		}
+		last = (SPI_processed == 0);
 
-		tup = SPI_tuptable->vals[0];
-		args[2] = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull);
-		args[3] = PointerGetDatum(DatumGetTextPCopy(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull)));
-		args[4] = TimestampTzGetDatum(before);
-		rc = SPI_execute_plan(okno_plan(&key_delete_plan), args, NULL, false, 0);
-		okno_check_spi(rc, SPI_OK_DELETE, "idempotency purge");
-		deleted += SPI_processed;
+		if (!tombstones)
+		{
+			if (last)
+			{
+				args[2] = TimestampTzGetDatum(before);
+				rc = SPI_execute_plan(okno_plan(&key_delete_rest_plan), args, NULL, false, 0);
+				okno_check_spi(rc, SPI_OK_DELETE, "idempotency purge");
+				return deleted + SPI_processed;
+			}
+			tup = SPI_tuptable->vals[0];
+			args[2] = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull);
+			args[3] = PointerGetDatum(DatumGetTextPCopy(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull)));
+			args[4] = TimestampTzGetDatum(before);
+			rc = SPI_execute_plan(okno_plan(&key_delete_plan), args, NULL, false, 0);
+			okno_check_spi(rc, SPI_OK_DELETE, "idempotency purge");
+			deleted += SPI_processed;
+		}
+		else
+		{
+			if (last)
+			{
+				nulls[2] = nulls[3] = 'n';
+				args[2] = args[3] = (Datum) 0;
+			}
+			else
+			{
+				tup = SPI_tuptable->vals[0];
+				args[2] = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull);
+				args[3] = PointerGetDatum(DatumGetTextPCopy(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull)));
+			}
+			args[4] = TimestampTzGetDatum(before);
+			args[5] = BoolGetDatum(keep);
+			rc = SPI_execute_plan(okno_plan(last ? &key_delete_rest_0_7_plan : &key_delete_0_7_plan),
+								  args, nulls, false, 0);
+			okno_check_spi(rc, SPI_OK_SELECT, "idempotency purge");
+			deleted += (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+															SPI_tuptable->tupdesc, 1, &isnull));
+			if (last)
+				return deleted;
+		}
 
 		lo[0] = args[2];
 		lo[1] = args[3];
+	}
+}
+
+/*
+ * 0.7.0: delete the operations' keys of okno_key created before 'before',
+ * in batches, leaving a tombstone of each when 'keep'.
+ */
+static uint64
+purge_operation_keys(TimestampTz before, bool keep)
+{
+	Datum		args[8];
+	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	uint64		deleted = 0;
+	int			rc;
+	int			i;
+
+	/* no operation's name is empty: ('', '', '') is below every row */
+	for (i = 0; i < 3; i++)
+		args[i] = PointerGetDatum(cstring_to_text(""));
+
+	for (;;)
+	{
+		bool		isnull;
+		bool		last;
+
+		CHECK_FOR_INTERRUPTS();
+
+		args[3] = Int32GetDatum(OKNO_PURGE_BATCH - 1);
+		rc = SPI_execute_plan(okno_plan(&op_key_boundary_plan), args, NULL, false, 1);
+		okno_check_spi(rc, SPI_OK_SELECT, "okno_key purge boundary");
+		last = (SPI_processed == 0);
+		for (i = 0; i < 3; i++)
+		{
+			if (last)
+			{
+				args[3 + i] = (Datum) 0;
+				nulls[3 + i] = 'n';
+			}
+			else
+				args[3 + i] = PointerGetDatum(DatumGetTextPCopy(SPI_getbinval(SPI_tuptable->vals[0],
+																			  SPI_tuptable->tupdesc,
+																			  i + 1, &isnull)));
+		}
+		args[6] = TimestampTzGetDatum(before);
+		args[7] = BoolGetDatum(keep);
+		rc = SPI_execute_plan(okno_plan(last ? &op_key_delete_rest_plan : &op_key_delete_plan),
+							  args, nulls, false, 0);
+		okno_check_spi(rc, SPI_OK_SELECT, "okno_key purge");
+		deleted += (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+														SPI_tuptable->tupdesc, 1, &isnull));
+		if (last)
+			return deleted;
+		for (i = 0; i < 3; i++)
+			args[i] = args[3 + i];
+	}
+}
+
+/*
+ * 0.7.0: delete the tombstones that expired before 'before', in batches.
+ */
+static void
+purge_tombstones(TimestampTz before)
+{
+	Datum		args[3];
+	bytea	   *lo = palloc(VARHDRSZ);	/* the empty bytea: below every hash */
+	int			rc;
+
+	SET_VARSIZE(lo, VARHDRSZ);
+	for (;;)
+	{
+		bool		isnull;
+
+		CHECK_FOR_INTERRUPTS();
+
+		args[0] = PointerGetDatum(lo);
+		args[1] = Int32GetDatum(OKNO_PURGE_BATCH - 1);
+		rc = SPI_execute_plan(okno_plan(&tombstone_boundary_plan), args, NULL, false, 1);
+		okno_check_spi(rc, SPI_OK_SELECT, "tombstone purge boundary");
+		if (SPI_processed == 0)
+		{
+			args[1] = TimestampTzGetDatum(before);
+			rc = SPI_execute_plan(okno_plan(&tombstone_delete_rest_plan), args, NULL, false, 0);
+			okno_check_spi(rc, SPI_OK_DELETE, "tombstone purge");
+			return;
+		}
+		args[1] = PointerGetDatum(DatumGetByteaPCopy(SPI_getbinval(SPI_tuptable->vals[0],
+																	SPI_tuptable->tupdesc, 1, &isnull)));
+		args[2] = TimestampTzGetDatum(before);
+		rc = SPI_execute_plan(okno_plan(&tombstone_delete_plan), args, NULL, false, 0);
+		okno_check_spi(rc, SPI_OK_DELETE, "tombstone purge");
+		lo = DatumGetByteaPP(args[1]);
 	}
 }
 
@@ -328,8 +555,12 @@ purge_events(TimestampTz before, bool subscribers)
 	}
 }
 
+/*
+ * The purge of each version: record_horizon from 0.3.0, subscribers from
+ * 0.5.0, tombstones and operations' keys from 0.7.0.
+ */
 static void
-purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers)
+purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers, bool tombstones)
 {
 	TimestampTz keys_before = cutoff(fcinfo, 0, "keys_older_than");
 	TimestampTz events_before = cutoff(fcinfo, 1, "delivered_older_than");
@@ -337,13 +568,30 @@ purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers)
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 	OknoGuard	guard;
+	uint64		keys;
 
 	PreventCommandIfReadOnly("okno_purge()");
 	InitMaterializedSRF(fcinfo, 0);
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
-	values[0] = Int64GetDatum((int64) purge_keys(keys_before));
+	if (tombstones)
+	{
+		int			age = okno_key_tombstone_age();
+		TimestampTz stones_before;
+
+		/* okno.key_tombstone_age = 0: none is kept, every one goes */
+		if (age == 0)
+			stones_before = DT_NOEND;
+		else
+			stones_before = GetCurrentTransactionStartTimestamp() - (TimestampTz) age * USECS_PER_SEC;
+		purge_tombstones(stones_before);
+		keys = purge_keys(keys_before, true, age != 0);
+		keys += purge_operation_keys(keys_before, age != 0);
+	}
+	else
+		keys = purge_keys(keys_before, false, false);
+	values[0] = Int64GetDatum((int64) keys);
 	values[1] = Int64GetDatum((int64) purge_events(events_before, subscribers));
 	if (record_horizon)
 	{
@@ -370,7 +618,7 @@ purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers)
 Datum
 okno_purge(PG_FUNCTION_ARGS)
 {
-	purge(fcinfo, false, false);
+	purge(fcinfo, false, false, false);
 	return (Datum) 0;
 }
 
@@ -380,7 +628,7 @@ okno_purge(PG_FUNCTION_ARGS)
 Datum
 okno_purge_0_3(PG_FUNCTION_ARGS)
 {
-	purge(fcinfo, true, false);
+	purge(fcinfo, true, false, false);
 	return (Datum) 0;
 }
 
@@ -390,6 +638,18 @@ okno_purge_0_3(PG_FUNCTION_ARGS)
 Datum
 okno_purge_0_5(PG_FUNCTION_ARGS)
 {
-	purge(fcinfo, true, true);
+	purge(fcinfo, true, true, false);
+	return (Datum) 0;
+}
+
+/*
+ * The same, leaving a tombstone of each key it deletes, operations' keys
+ * too, and purging the tombstones older than okno.key_tombstone_age (okno
+ * 0.7.0).
+ */
+Datum
+okno_purge_0_7(PG_FUNCTION_ARGS)
+{
+	purge(fcinfo, true, true, true);
 	return (Datum) 0;
 }

@@ -34,9 +34,11 @@
 #include "utils/builtins.h"
 
 #include "base/base.h"
+#include "keys/keys.h"
 #include "maintenance/maintenance.h"
 
 PG_FUNCTION_INFO_V1(okno_verify);
+PG_FUNCTION_INFO_V1(okno_verify_0_7);
 
 /*
  * a IS DISTINCT FROM b, with pg_catalog's "=" (IS DISTINCT FROM looks its
@@ -45,141 +47,177 @@ PG_FUNCTION_INFO_V1(okno_verify);
 #define DISTINCT(a, b) \
 	" (NOT COALESCE((" a ") OPERATOR(pg_catalog.=) (" b "), (" a ") IS NULL AND (" b ") IS NULL)) "
 
+/* the statement, with further checks "extra" (UNION ALL ...) at its end */
+#define OKNO_SQL_VERIFY(extra) \
+	"  WITH horizon AS ( " \
+	"    SELECT COALESCE((SELECT h.keys_purged_before FROM %1$s.okno_purge_horizon AS h), '-infinity'::pg_catalog.timestamptz) AS keys, " \
+	"           COALESCE((SELECT h.events_purged_before FROM %1$s.okno_purge_horizon AS h), '-infinity'::pg_catalog.timestamptz) AS events, " \
+	"           COALESCE((SELECT h.checked_since FROM %1$s.okno_purge_horizon AS h), '-infinity'::pg_catalog.timestamptz) AS adopted " \
+	"  ), " \
+	"  keyed AS ( " \
+	"    SELECT i.actor_id, i.request_key, i.fingerprint, i.response_body, " \
+	"           i.fingerprint_version OPERATOR(pg_catalog.=) 0 AS course, " \
+	"           CASE WHEN pg_catalog.jsonb_typeof(i.response_body OPERATOR(pg_catalog.->) 'id') OPERATOR(pg_catalog.=) 'number' " \
+	"                THEN (i.response_body OPERATOR(pg_catalog.->>) 'id')::pg_catalog.numeric END AS booking_id, " \
+	"           CASE WHEN (i.response_body OPERATOR(pg_catalog.->>) 'starts_at') OPERATOR(pg_catalog.~) " \
+	"                     CASE WHEN i.fingerprint_version OPERATOR(pg_catalog.=) 0 " \
+	"                          THEN '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,6})?(Z|[+-]\\d\\d:\\d\\d)$' " \
+	"                          ELSE '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{6})?Z$' END " \
+	"                THEN (i.response_body OPERATOR(pg_catalog.->>) 'starts_at')::pg_catalog.timestamptz END AS starts_at, " \
+	"           CASE WHEN (i.response_body OPERATOR(pg_catalog.->>) 'ends_at') OPERATOR(pg_catalog.~) " \
+	"                     CASE WHEN i.fingerprint_version OPERATOR(pg_catalog.=) 0 " \
+	"                          THEN '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,6})?(Z|[+-]\\d\\d:\\d\\d)$' " \
+	"                          ELSE '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{6})?Z$' END " \
+	"                THEN (i.response_body OPERATOR(pg_catalog.->>) 'ends_at')::pg_catalog.timestamptz END AS ends_at " \
+	"      FROM %1$s.idempotency AS i " \
+	"  ), " \
+	"  events AS ( " \
+	"    SELECT o.id, o.kind, o.attempts, o.last_error, o.delivered_at, o.parked_at, " \
+	"           CASE WHEN pg_catalog.jsonb_typeof(o.payload OPERATOR(pg_catalog.->) 'booking_id') OPERATOR(pg_catalog.=) 'number' " \
+	"                THEN (o.payload OPERATOR(pg_catalog.->>) 'booking_id')::pg_catalog.numeric END AS booking_id " \
+	"      FROM %1$s.outbox AS o " \
+	"  ) " \
+	"  SELECT v.problem, v.detail FROM ( " \
+	"    SELECT 'booking without idempotency row'::pg_catalog.text AS problem, " \
+	"           pg_catalog.format('booking %%s of actor %%s', b.id, b.actor_id) AS detail " \
+	"      FROM %1$s.bookings AS b, horizon " \
+	"     WHERE b.created_at OPERATOR(pg_catalog.>=) horizon.keys " \
+	"       AND b.created_at OPERATOR(pg_catalog.>) horizon.adopted " \
+	"       AND NOT EXISTS (SELECT FROM keyed AS k WHERE k.booking_id OPERATOR(pg_catalog.=) b.id) " \
+	"    UNION ALL " \
+	"    SELECT 'idempotency row without booking', " \
+	"           pg_catalog.format('key %%s of actor %%s names booking %%s', k.request_key, k.actor_id, k.booking_id) " \
+	"      FROM keyed AS k " \
+	"     WHERE NOT EXISTS (SELECT FROM %1$s.bookings AS b WHERE b.id OPERATOR(pg_catalog.=) k.booking_id) " \
+	"    UNION ALL " \
+	"    SELECT 'response does not match its booking', " \
+	"           pg_catalog.format('key %%s of actor %%s, booking %%s', k.request_key, k.actor_id, b.id) " \
+	"      FROM keyed AS k JOIN %1$s.bookings AS b ON b.id OPERATOR(pg_catalog.=) k.booking_id " \
+	"     WHERE b.actor_id OPERATOR(pg_catalog.<>) k.actor_id " \
+	"        OR ((NOT k.course OR k.response_body OPERATOR(pg_catalog.?) 'actor_id') " \
+	"            AND" DISTINCT("k.response_body OPERATOR(pg_catalog.->>) 'actor_id'", "b.actor_id::pg_catalog.text") ") " \
+	"        OR ((NOT k.course OR k.response_body OPERATOR(pg_catalog.?) 'resource_id') " \
+	"            AND" DISTINCT("k.response_body OPERATOR(pg_catalog.->>) 'resource_id'", "b.resource_id::pg_catalog.text") ") " \
+	"        OR" DISTINCT("k.starts_at", "b.starts_at") \
+	"        OR" DISTINCT("k.ends_at", "b.ends_at") \
+	"    UNION ALL " \
+	"    SELECT 'booking without booking_created event', " \
+	"           pg_catalog.format('booking %%s of actor %%s', b.id, b.actor_id) " \
+	"      FROM %1$s.bookings AS b, horizon " \
+	"     WHERE b.created_at OPERATOR(pg_catalog.>=) horizon.events " \
+	"       AND b.created_at OPERATOR(pg_catalog.>) horizon.adopted " \
+	"       AND NOT EXISTS (SELECT FROM events AS e " \
+	"                        WHERE e.kind OPERATOR(pg_catalog.=) 'booking_created' " \
+	"                          AND e.booking_id OPERATOR(pg_catalog.=) b.id) " \
+	"    UNION ALL " \
+	"    SELECT 'event without booking', " \
+	"           pg_catalog.format('%%s event %%s names booking %%s', e.kind, e.id, COALESCE(e.booking_id::pg_catalog.text, '(none)')) " \
+	"      FROM events AS e " \
+	"     WHERE e.kind OPERATOR(pg_catalog.=) ANY (ARRAY['booking_created', 'booking_cancelled']::pg_catalog.text[]) " \
+	"       AND NOT EXISTS (SELECT FROM %1$s.bookings AS b WHERE b.id OPERATOR(pg_catalog.=) e.booking_id) " \
+	"    UNION ALL " \
+	"    SELECT 'more than one booking_created event', " \
+	"           pg_catalog.format('booking %%s has %%s', e.booking_id, pg_catalog.count(*)) " \
+	"      FROM events AS e " \
+	"     WHERE e.kind OPERATOR(pg_catalog.=) 'booking_created' " \
+	"     GROUP BY e.booking_id " \
+	"    HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 " \
+	"    UNION ALL " \
+	"    SELECT 'failed event without last_error', " \
+	"           pg_catalog.format('event %%s has %%s attempts', e.id, e.attempts) " \
+	"      FROM events AS e " \
+	"     WHERE e.attempts OPERATOR(pg_catalog.>) 0 AND e.last_error IS NULL " \
+	"    UNION ALL " \
+	"    SELECT 'event both delivered and parked', pg_catalog.format('event %%s', e.id) " \
+	"      FROM events AS e " \
+	"     WHERE e.delivered_at IS NOT NULL AND e.parked_at IS NOT NULL " \
+	"    UNION ALL " \
+	"    SELECT 'malformed fingerprint', pg_catalog.format('key %%s of actor %%s', k.request_key, k.actor_id) " \
+	"      FROM keyed AS k " \
+	"     WHERE k.fingerprint::pg_catalog.text OPERATOR(pg_catalog.!~) '^[0-9a-f]{64}$' " \
+	"    UNION ALL " \
+	"    SELECT 'discarded event still pending', " \
+	"           pg_catalog.format('event %%s of subscriber %%s', d.event_id, d.subscriber) " \
+	"      FROM %1$s.okno_discarded AS d " \
+	"      JOIN %1$s.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id " \
+	"     WHERE d.subscriber OPERATOR(pg_catalog.=) 'default' AND o.delivered_at IS NULL " \
+	"    UNION ALL " \
+	"    SELECT 'discard record does not match its event', " \
+	"           pg_catalog.format('event %%s of subscriber %%s', d.event_id, d.subscriber) " \
+	"      FROM %1$s.okno_discarded AS d " \
+	"      JOIN %1$s.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id " \
+	"     WHERE o.kind::pg_catalog.text OPERATOR(pg_catalog.<>) d.kind::pg_catalog.text " \
+	"        OR o.payload OPERATOR(pg_catalog.<>) d.payload " \
+	"    UNION ALL " \
+	"    SELECT 'discarded event still pending', " \
+	"           pg_catalog.format('event %%s of subscriber %%s', d.event_id, d.subscriber) " \
+	"      FROM %1$s.okno_discarded AS d " \
+	"      JOIN %1$s.okno_delivery AS x " \
+	"        ON x.subscriber OPERATOR(pg_catalog.=) d.subscriber AND x.event_id OPERATOR(pg_catalog.=) d.event_id " \
+	"     WHERE x.delivered_at IS NULL " \
+	"    UNION ALL " \
+	"    SELECT 'delivery state of an unknown subscriber', " \
+	"           pg_catalog.format('event %%s of subscriber %%s', x.event_id, x.subscriber) " \
+	"      FROM %1$s.okno_delivery AS x " \
+	"     WHERE NOT EXISTS (SELECT FROM %1$s.okno_subscriber AS u " \
+	"                        WHERE u.name OPERATOR(pg_catalog.=) x.subscriber) " \
+	"    UNION ALL " \
+	"    SELECT 'delivery state of a missing event', " \
+	"           pg_catalog.format('event %%s of subscriber %%s', x.event_id, x.subscriber) " \
+	"      FROM %1$s.okno_delivery AS x " \
+	"     WHERE NOT EXISTS (SELECT FROM %1$s.outbox AS o " \
+	"                        WHERE o.id OPERATOR(pg_catalog.=) x.event_id) " \
+	"    UNION ALL " \
+	"    SELECT 'event both delivered and parked', " \
+	"           pg_catalog.format('event %%s of subscriber %%s', x.event_id, x.subscriber) " \
+	"      FROM %1$s.okno_delivery AS x " \
+	"     WHERE x.delivered_at IS NOT NULL AND x.parked_at IS NOT NULL " \
+	extra \
+	"  ) AS v " \
+	"  ORDER BY 1, 2 "
+
 static OknoPlan verify_plan = {
-	.sql =
-	"  WITH horizon AS ( "
-	"    SELECT COALESCE((SELECT h.keys_purged_before FROM %1$s.okno_purge_horizon AS h), '-infinity'::pg_catalog.timestamptz) AS keys, "
-	"           COALESCE((SELECT h.events_purged_before FROM %1$s.okno_purge_horizon AS h), '-infinity'::pg_catalog.timestamptz) AS events, "
-	"           COALESCE((SELECT h.checked_since FROM %1$s.okno_purge_horizon AS h), '-infinity'::pg_catalog.timestamptz) AS adopted "
-	"  ), "
-	"  keyed AS ( "
-	"    SELECT i.actor_id, i.request_key, i.fingerprint, i.response_body, "
-	"           i.fingerprint_version OPERATOR(pg_catalog.=) 0 AS course, "
-	"           CASE WHEN pg_catalog.jsonb_typeof(i.response_body OPERATOR(pg_catalog.->) 'id') OPERATOR(pg_catalog.=) 'number' "
-	"                THEN (i.response_body OPERATOR(pg_catalog.->>) 'id')::pg_catalog.numeric END AS booking_id, "
-	"           CASE WHEN (i.response_body OPERATOR(pg_catalog.->>) 'starts_at') OPERATOR(pg_catalog.~) "
-	"                     CASE WHEN i.fingerprint_version OPERATOR(pg_catalog.=) 0 "
-	"                          THEN '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,6})?(Z|[+-]\\d\\d:\\d\\d)$' "
-	"                          ELSE '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{6})?Z$' END "
-	"                THEN (i.response_body OPERATOR(pg_catalog.->>) 'starts_at')::pg_catalog.timestamptz END AS starts_at, "
-	"           CASE WHEN (i.response_body OPERATOR(pg_catalog.->>) 'ends_at') OPERATOR(pg_catalog.~) "
-	"                     CASE WHEN i.fingerprint_version OPERATOR(pg_catalog.=) 0 "
-	"                          THEN '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,6})?(Z|[+-]\\d\\d:\\d\\d)$' "
-	"                          ELSE '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{6})?Z$' END "
-	"                THEN (i.response_body OPERATOR(pg_catalog.->>) 'ends_at')::pg_catalog.timestamptz END AS ends_at "
-	"      FROM %1$s.idempotency AS i "
-	"  ), "
-	"  events AS ( "
-	"    SELECT o.id, o.kind, o.attempts, o.last_error, o.delivered_at, o.parked_at, "
-	"           CASE WHEN pg_catalog.jsonb_typeof(o.payload OPERATOR(pg_catalog.->) 'booking_id') OPERATOR(pg_catalog.=) 'number' "
-	"                THEN (o.payload OPERATOR(pg_catalog.->>) 'booking_id')::pg_catalog.numeric END AS booking_id "
-	"      FROM %1$s.outbox AS o "
-	"  ) "
-	"  SELECT v.problem, v.detail FROM ( "
-	"    SELECT 'booking without idempotency row'::pg_catalog.text AS problem, "
-	"           pg_catalog.format('booking %%s of actor %%s', b.id, b.actor_id) AS detail "
-	"      FROM %1$s.bookings AS b, horizon "
-	"     WHERE b.created_at OPERATOR(pg_catalog.>=) horizon.keys "
-	"       AND b.created_at OPERATOR(pg_catalog.>) horizon.adopted "
-	"       AND NOT EXISTS (SELECT FROM keyed AS k WHERE k.booking_id OPERATOR(pg_catalog.=) b.id) "
-	"    UNION ALL "
-	"    SELECT 'idempotency row without booking', "
-	"           pg_catalog.format('key %%s of actor %%s names booking %%s', k.request_key, k.actor_id, k.booking_id) "
-	"      FROM keyed AS k "
-	"     WHERE NOT EXISTS (SELECT FROM %1$s.bookings AS b WHERE b.id OPERATOR(pg_catalog.=) k.booking_id) "
-	"    UNION ALL "
-	"    SELECT 'response does not match its booking', "
-	"           pg_catalog.format('key %%s of actor %%s, booking %%s', k.request_key, k.actor_id, b.id) "
-	"      FROM keyed AS k JOIN %1$s.bookings AS b ON b.id OPERATOR(pg_catalog.=) k.booking_id "
-	"     WHERE b.actor_id OPERATOR(pg_catalog.<>) k.actor_id "
-	"        OR ((NOT k.course OR k.response_body OPERATOR(pg_catalog.?) 'actor_id') "
-	"            AND" DISTINCT("k.response_body OPERATOR(pg_catalog.->>) 'actor_id'", "b.actor_id::pg_catalog.text") ") "
-	"        OR ((NOT k.course OR k.response_body OPERATOR(pg_catalog.?) 'resource_id') "
-	"            AND" DISTINCT("k.response_body OPERATOR(pg_catalog.->>) 'resource_id'", "b.resource_id::pg_catalog.text") ") "
-	"        OR" DISTINCT("k.starts_at", "b.starts_at")
-	"        OR" DISTINCT("k.ends_at", "b.ends_at")
-	"    UNION ALL "
-	"    SELECT 'booking without booking_created event', "
-	"           pg_catalog.format('booking %%s of actor %%s', b.id, b.actor_id) "
-	"      FROM %1$s.bookings AS b, horizon "
-	"     WHERE b.created_at OPERATOR(pg_catalog.>=) horizon.events "
-	"       AND b.created_at OPERATOR(pg_catalog.>) horizon.adopted "
-	"       AND NOT EXISTS (SELECT FROM events AS e "
-	"                        WHERE e.kind OPERATOR(pg_catalog.=) 'booking_created' "
-	"                          AND e.booking_id OPERATOR(pg_catalog.=) b.id) "
-	"    UNION ALL "
-	"    SELECT 'event without booking', "
-	"           pg_catalog.format('%%s event %%s names booking %%s', e.kind, e.id, COALESCE(e.booking_id::pg_catalog.text, '(none)')) "
-	"      FROM events AS e "
-	"     WHERE e.kind OPERATOR(pg_catalog.=) ANY (ARRAY['booking_created', 'booking_cancelled']::pg_catalog.text[]) "
-	"       AND NOT EXISTS (SELECT FROM %1$s.bookings AS b WHERE b.id OPERATOR(pg_catalog.=) e.booking_id) "
-	"    UNION ALL "
-	"    SELECT 'more than one booking_created event', "
-	"           pg_catalog.format('booking %%s has %%s', e.booking_id, pg_catalog.count(*)) "
-	"      FROM events AS e "
-	"     WHERE e.kind OPERATOR(pg_catalog.=) 'booking_created' "
-	"     GROUP BY e.booking_id "
-	"    HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 "
-	"    UNION ALL "
-	"    SELECT 'failed event without last_error', "
-	"           pg_catalog.format('event %%s has %%s attempts', e.id, e.attempts) "
-	"      FROM events AS e "
-	"     WHERE e.attempts OPERATOR(pg_catalog.>) 0 AND e.last_error IS NULL "
-	"    UNION ALL "
-	"    SELECT 'event both delivered and parked', pg_catalog.format('event %%s', e.id) "
-	"      FROM events AS e "
-	"     WHERE e.delivered_at IS NOT NULL AND e.parked_at IS NOT NULL "
-	"    UNION ALL "
-	"    SELECT 'malformed fingerprint', pg_catalog.format('key %%s of actor %%s', k.request_key, k.actor_id) "
-	"      FROM keyed AS k "
-	"     WHERE k.fingerprint::pg_catalog.text OPERATOR(pg_catalog.!~) '^[0-9a-f]{64}$' "
-	"    UNION ALL "
-	"    SELECT 'discarded event still pending', "
-	"           pg_catalog.format('event %%s of subscriber %%s', d.event_id, d.subscriber) "
-	"      FROM %1$s.okno_discarded AS d "
-	"      JOIN %1$s.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id "
-	"     WHERE d.subscriber OPERATOR(pg_catalog.=) 'default' AND o.delivered_at IS NULL "
-	"    UNION ALL "
-	"    SELECT 'discard record does not match its event', "
-	"           pg_catalog.format('event %%s of subscriber %%s', d.event_id, d.subscriber) "
-	"      FROM %1$s.okno_discarded AS d "
-	"      JOIN %1$s.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id "
-	"     WHERE o.kind::pg_catalog.text OPERATOR(pg_catalog.<>) d.kind::pg_catalog.text "
-	"        OR o.payload OPERATOR(pg_catalog.<>) d.payload "
-	"    UNION ALL "
-	"    SELECT 'discarded event still pending', "
-	"           pg_catalog.format('event %%s of subscriber %%s', d.event_id, d.subscriber) "
-	"      FROM %1$s.okno_discarded AS d "
-	"      JOIN %1$s.okno_delivery AS x "
-	"        ON x.subscriber OPERATOR(pg_catalog.=) d.subscriber AND x.event_id OPERATOR(pg_catalog.=) d.event_id "
-	"     WHERE x.delivered_at IS NULL "
-	"    UNION ALL "
-	"    SELECT 'delivery state of an unknown subscriber', "
-	"           pg_catalog.format('event %%s of subscriber %%s', x.event_id, x.subscriber) "
-	"      FROM %1$s.okno_delivery AS x "
-	"     WHERE NOT EXISTS (SELECT FROM %1$s.okno_subscriber AS u "
-	"                        WHERE u.name OPERATOR(pg_catalog.=) x.subscriber) "
-	"    UNION ALL "
-	"    SELECT 'delivery state of a missing event', "
-	"           pg_catalog.format('event %%s of subscriber %%s', x.event_id, x.subscriber) "
-	"      FROM %1$s.okno_delivery AS x "
-	"     WHERE NOT EXISTS (SELECT FROM %1$s.outbox AS o "
-	"                        WHERE o.id OPERATOR(pg_catalog.=) x.event_id) "
-	"    UNION ALL "
-	"    SELECT 'event both delivered and parked', "
-	"           pg_catalog.format('event %%s of subscriber %%s', x.event_id, x.subscriber) "
-	"      FROM %1$s.okno_delivery AS x "
-	"     WHERE x.delivered_at IS NOT NULL AND x.parked_at IS NOT NULL "
-	"  ) AS v "
-	"  ORDER BY 1, 2 ",
+	.sql = OKNO_SQL_VERIFY(""),
 	.nargs = 0
 };
 
 /*
- * okno_verify() RETURNS TABLE (problem text, detail text)
+ * 0.7.0: operations' keys and the tombstones of expired keys: a stored
+ * key that also has a tombstone was run again after it expired (a writer
+ * that does not look at tombstones, such as the course's service, or a
+ * tombstone restored beside a key it had replaced)
  */
-Datum
-okno_verify(PG_FUNCTION_ARGS)
+static OknoPlan verify_0_7_plan = {
+	.sql = OKNO_SQL_VERIFY(
+		"    UNION ALL "
+		"    SELECT 'malformed fingerprint', "
+		"           pg_catalog.format('key %%s of operation %%s in scope %%s', k.request_key, k.operation, k.scope) "
+		"      FROM %1$s.okno_key AS k "
+		"     WHERE pg_catalog.octet_length(k.fingerprint) OPERATOR(pg_catalog.<>) 32 "
+		"    UNION ALL "
+		"    SELECT 'malformed tombstone', "
+		"           pg_catalog.format('tombstone %%s', pg_catalog.encode(t.key_hash, 'hex')) "
+		"      FROM %1$s.okno_key_tombstone AS t "
+		"     WHERE pg_catalog.octet_length(t.key_hash) OPERATOR(pg_catalog.<>) 32 "
+		"    UNION ALL "
+		"    SELECT 'stored key has a tombstone', "
+		"           pg_catalog.format('key %%s of actor %%s', k.request_key, k.actor_id) "
+		"      FROM keyed AS k "
+		"      JOIN %1$s.okno_key_tombstone AS t "
+		"        ON t.key_hash OPERATOR(pg_catalog.=) " OKNO_SQL_BOOKING_KEY_HASH("k.actor_id", "k.request_key")
+		"    UNION ALL "
+		"    SELECT 'stored key has a tombstone', "
+		"           pg_catalog.format('key %%s of operation %%s in scope %%s', k.request_key, k.operation, k.scope) "
+		"      FROM %1$s.okno_key AS k "
+		"      JOIN %1$s.okno_key_tombstone AS t "
+		"        ON t.key_hash OPERATOR(pg_catalog.=) "
+		OKNO_SQL_OPERATION_KEY_HASH("k.operation", "k.scope", "k.request_key")),
+	.nargs = 0
+};
+
+/* run plan, one row per problem into the function's result */
+static void
+verify(FunctionCallInfo fcinfo, OknoPlan *plan)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OknoGuard	guard;
@@ -192,7 +230,7 @@ okno_verify(PG_FUNCTION_ARGS)
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
-	rc = SPI_execute_plan(okno_plan(&verify_plan), NULL, NULL, true, 0);
+	rc = SPI_execute_plan(okno_plan(plan), NULL, NULL, true, 0);
 	okno_check_spi(rc, SPI_OK_SELECT, "okno_verify");
 	for (i = 0; i < SPI_processed; i++)
 	{
@@ -202,6 +240,24 @@ okno_verify(PG_FUNCTION_ARGS)
 	}
 	okno_spi_finish();
 	okno_guard_end(&guard);
+}
 
+/*
+ * okno_verify() RETURNS TABLE (problem text, detail text)
+ */
+Datum
+okno_verify(PG_FUNCTION_ARGS)
+{
+	verify(fcinfo, &verify_plan);
+	return (Datum) 0;
+}
+
+/*
+ * The same, with operations' keys and tombstones (okno 0.7.0).
+ */
+Datum
+okno_verify_0_7(PG_FUNCTION_ARGS)
+{
+	verify(fcinfo, &verify_0_7_plan);
 	return (Datum) 0;
 }

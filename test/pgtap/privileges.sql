@@ -23,7 +23,7 @@ CREATE EXTENSION okno SCHEMA okno_trusted CASCADE;
 DO $$ BEGIN PERFORM okno_trusted.okno_create_tables(); END $$;
 RESET ROLE;
 
-SELECT plan(58);
+SELECT plan(64);
 
 SELECT isnt_superuser('regress_tap_owner');
 SELECT is((SELECT extowner::regrole::text FROM pg_extension WHERE extname = 'okno'), 'regress_tap_owner',
@@ -38,10 +38,10 @@ SELECT is(pg_get_userbyid(c.relowner)::text, 'regress_tap_owner', 'the applicati
 SELECT table_privs_are('okno_trusted', t, 'regress_tap_owner',
            ARRAY['DELETE', 'INSERT', 'SELECT', 'TRUNCATE', 'UPDATE'],
            'the owner may read and write okno''s ' || t || ', and no more')
-  FROM unnest(ARRAY['okno_purge_horizon', 'okno_discarded', 'okno_subscriber', 'okno_delivery']) AS t;
+  FROM unnest(ARRAY['okno_purge_horizon', 'okno_discarded', 'okno_subscriber', 'okno_delivery', 'okno_key', 'okno_key_tombstone']) AS t;
 SELECT ok(bool_and(has_table_privilege('regress_tap_owner', format('okno_trusted.%I', t), p || ' WITH GRANT OPTION')),
           'the owner may grant reading and writing okno''s ' || t)
-  FROM unnest(ARRAY['okno_purge_horizon', 'okno_discarded', 'okno_subscriber', 'okno_delivery']) AS t,
+  FROM unnest(ARRAY['okno_purge_horizon', 'okno_discarded', 'okno_subscriber', 'okno_delivery', 'okno_key', 'okno_key_tombstone']) AS t,
        unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS p
  GROUP BY t;
 SELECT sequence_privs_are('okno_trusted', 'okno_drain_hint', 'regress_tap_owner', ARRAY['SELECT', 'UPDATE', 'USAGE'],
@@ -49,7 +49,8 @@ SELECT sequence_privs_are('okno_trusted', 'okno_drain_hint', 'regress_tap_owner'
 SELECT table_privs_are('okno_trusted', t, 'regress_tap_stranger', ARRAY[]::text[],
            'another role holds no privilege on ' || t)
   FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox',
-                    'okno_purge_horizon', 'okno_discarded', 'okno_subscriber', 'okno_delivery']) AS t;
+                    'okno_purge_horizon', 'okno_discarded', 'okno_subscriber', 'okno_delivery',
+                    'okno_key', 'okno_key_tombstone']) AS t;
 SELECT function_privs_are('okno_trusted', f, a, 'regress_tap_owner', ARRAY['EXECUTE'],
            'the owner may execute ' || f)
   FROM (VALUES ('okno_create_booking', ARRAY['integer', 'text', 'jsonb']),

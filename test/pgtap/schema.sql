@@ -14,11 +14,11 @@ CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 DO $$ BEGIN PERFORM okno_tap.okno_create_tables(); END $$;
 
-SELECT plan(355);
+SELECT plan(403);
 
 -- tables
 SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded',
-    'okno_subscriber', 'okno_delivery']);
+    'okno_subscriber', 'okno_delivery', 'okno_key', 'okno_key_tombstone']);
 SELECT columns_are('okno_tap', 'okno_purge_horizon', ARRAY['singleton', 'keys_purged_before', 'events_purged_before', 'checked_since']);
 SELECT col_is_pk('okno_tap', 'okno_purge_horizon', 'singleton', 'okno_purge_horizon has one row at most');
 
@@ -132,7 +132,8 @@ SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint
 -- application's tables it dumps as the tables they are
 SELECT set_eq(
     $$SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'okno'$$,
-    ARRAY['okno_tap.okno_purge_horizon', 'okno_tap.okno_discarded', 'okno_tap.okno_subscriber', 'okno_tap.okno_delivery'],
+    ARRAY['okno_tap.okno_purge_horizon', 'okno_tap.okno_discarded', 'okno_tap.okno_subscriber', 'okno_tap.okno_delivery',
+          'okno_tap.okno_key', 'okno_tap.okno_key_tombstone'],
     'okno''s own tables are its configuration relations, and only they');
 -- the application's tables belong to whoever created them, are no
 -- members of the extension, and nothing of okno's refers to them
@@ -160,7 +161,8 @@ SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 
     'okno_drain', 'okno_record_failure', 'okno_release', 'okno_requeue', 'okno_get_booking', 'okno_cancel_booking', 'okno_purge',
     'okno_verify', 'okno_errors', 'okno_create_booking_result', 'okno_wait',
     'okno_requeue_parked', 'okno_discard', 'okno_subscribe', 'okno_unsubscribe',
-    'okno_outbox_counts', 'okno_subscriber_counts', 'okno_create_tables', 'okno_prepare_tables']);
+    'okno_outbox_counts', 'okno_subscriber_counts', 'okno_create_tables', 'okno_prepare_tables',
+    'okno_canonical_json', 'okno_idempotent', 'okno_idempotent_result', 'okno_key_claim', 'okno_key_store']);
 CREATE TEMP TABLE fn (name name, args name[], result text, signature text, vol text, par text);
 INSERT INTO fn VALUES
   ('okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb', 'actor integer, key text, payload jsonb', 'volatile', 'u'),
@@ -197,7 +199,13 @@ INSERT INTO fn VALUES
    'OUT subscriber text, OUT subscribed_at timestamp with time zone, OUT pending bigint, OUT due_now bigint, OUT delayed bigint, OUT parked bigint, OUT held_back bigint, OUT not_copied bigint, OUT oldest_pending_age interval, OUT copied_at timestamp with time zone',
    'stable', 'r'),
   ('okno_create_tables', ARRAY[]::name[], 'SETOF text', '', 'volatile', 'u'),
-  ('okno_prepare_tables', ARRAY[]::name[], 'SETOF text', '', 'volatile', 'u');
+  ('okno_prepare_tables', ARRAY[]::name[], 'SETOF text', '', 'volatile', 'u'),
+  ('okno_idempotent', ARRAY['text', 'text', 'text', 'jsonb', 'regprocedure'], 'jsonb',
+   'operation text, scope text, key text, request jsonb, handler regprocedure', 'volatile', 'u'),
+  ('okno_idempotent_result', ARRAY['text', 'text', 'text', 'jsonb', 'regprocedure'], 'record',
+   'operation text, scope text, key text, request jsonb, handler regprocedure, OUT response jsonb, OUT replayed boolean', 'volatile', 'u'),
+  ('okno_key_claim', ARRAY['text', 'text', 'text', 'jsonb'], 'jsonb', 'operation text, scope text, key text, request jsonb', 'volatile', 'u'),
+  ('okno_key_store', ARRAY['text', 'text', 'text', 'jsonb'], 'jsonb', 'operation text, scope text, key text, response jsonb', 'volatile', 'u');
 SELECT has_function('okno_tap', name, args, name || '(' || array_to_string(args, ', ') || ') exists') FROM fn ORDER BY name;
 SELECT volatility_is('okno_tap', name, args, vol, name || ' is ' || vol) FROM fn ORDER BY name;
 SELECT isnt_strict('okno_tap', name, args, name || ' is not strict: NULL arguments are errors') FROM fn ORDER BY name;
@@ -234,6 +242,27 @@ SELECT is(p.proparallel::text, fn.par, fn.name || ' parallel ' || fn.par)
   FROM fn JOIN pg_proc p ON p.proname = fn.name AND p.pronamespace = 'okno_tap'::regnamespace
    AND pg_catalog.oidvectortypes(p.proargtypes) = array_to_string(fn.args, ', ')
  ORDER BY fn.name, fn.args;
+
+-- 0.7.0: okno_canonical_json, a pure function of its argument: STRICT
+SELECT has_function('okno_tap', 'okno_canonical_json', ARRAY['jsonb'], 'okno_canonical_json(jsonb) exists');
+SELECT is(pg_get_function_result('okno_tap.okno_canonical_json(jsonb)'::regprocedure), 'text', 'okno_canonical_json returns text');
+SELECT volatility_is('okno_tap', 'okno_canonical_json', ARRAY['jsonb'], 'immutable', 'okno_canonical_json is immutable');
+SELECT is_strict('okno_tap', 'okno_canonical_json', ARRAY['jsonb'], 'okno_canonical_json is strict: NULL in, NULL out');
+SELECT is((SELECT proparallel::text FROM pg_proc WHERE oid = 'okno_tap.okno_canonical_json(jsonb)'::regprocedure), 's', 'okno_canonical_json is parallel safe');
+SELECT function_lang_is('okno_tap', 'okno_canonical_json', ARRAY['jsonb'], 'c', 'okno_canonical_json is written in C');
+
+-- 0.7.0: operations' keys and the tombstones of expired keys
+SELECT columns_are('okno_tap', 'okno_key', ARRAY['operation', 'scope', 'request_key', 'fingerprint', 'response', 'created_at']);
+SELECT col_is_pk('okno_tap', 'okno_key', ARRAY['operation', 'scope', 'request_key'], 'okno_key is keyed by operation, scope and key');
+SELECT is((SELECT array_agg(c.collname ORDER BY a.attnum) FROM pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation
+            WHERE a.attrelid = 'okno_tap.okno_key'::regclass AND a.attname IN ('operation', 'scope', 'request_key')),
+          ARRAY['C', 'C', 'C']::name[], 'okno_key''s key columns compare bytes ("C")');
+SELECT col_type_is('okno_tap', 'okno_key', 'fingerprint', 'bytea', 'okno_key.fingerprint is bytea (a SHA-256 digest)');
+SELECT col_type_is('okno_tap', 'okno_key', 'response', 'jsonb', 'okno_key.response is jsonb');
+SELECT columns_are('okno_tap', 'okno_key_tombstone', ARRAY['key_hash', 'expired_at']);
+SELECT col_is_pk('okno_tap', 'okno_key_tombstone', 'key_hash', 'okno_key_tombstone is keyed by the key''s hash');
+SELECT indexes_are('okno_tap', 'okno_key', ARRAY['okno_key_pkey']);
+SELECT indexes_are('okno_tap', 'okno_key_tombstone', ARRAY['okno_key_tombstone_pkey']);
 
 -- 0.6.0: no event trigger (0.5.0's okno_drop_guard is retired)
 SELECT ok(NOT EXISTS (SELECT FROM pg_depend WHERE classid = 'pg_event_trigger'::regclass AND deptype = 'e'
@@ -279,16 +308,17 @@ SELECT has_extension('okno');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'okno'), false, 'okno is not relocatable');
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'okno'), (SELECT default_version FROM pg_available_extensions WHERE name = 'okno'), 'okno is at its default version');
 SELECT is((SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'okno'), 'okno_tap', 'installed into the schema given');
-SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.6.0'), true, 'okno is trusted');
-SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.6.0'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
-SELECT is((SELECT array_agg(version ORDER BY version) FROM pg_available_extension_versions WHERE name = 'okno'), ARRAY['0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.4.1', '0.5.0', '0.6.0']::text[], 'versions 0.1.0 to 0.6.0 are available');
+SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.7.0'), true, 'okno is trusted');
+SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.7.0'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
+SELECT is((SELECT array_agg(version ORDER BY version) FROM pg_available_extension_versions WHERE name = 'okno'), ARRAY['0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.4.1', '0.5.0', '0.6.0', '0.7.0']::text[], 'versions 0.1.0 to 0.7.0 are available');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.2.0' AND path = '0.1.0--0.2.0'), 'an update path leads from 0.1.0 to 0.2.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.2.0' AND target = '0.3.0' AND path = '0.2.0--0.3.0'), 'an update path leads from 0.2.0 to 0.3.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.3.0' AND target = '0.4.0' AND path = '0.3.0--0.4.0'), 'an update path leads from 0.3.0 to 0.4.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.4.0' AND target = '0.4.1' AND path = '0.4.0--0.4.1'), 'an update path leads from 0.4.0 to 0.4.1');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.4.1' AND target = '0.5.0' AND path = '0.4.1--0.5.0'), 'an update path leads from 0.4.1 to 0.5.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.5.0' AND target = '0.6.0' AND path = '0.5.0--0.6.0'), 'an update path leads from 0.5.0 to 0.6.0');
-SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.6.0' AND path = '0.1.0--0.2.0--0.3.0--0.4.0--0.4.1--0.5.0--0.6.0'), 'an update path leads from 0.1.0 to 0.6.0');
+SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.6.0' AND target = '0.7.0' AND path = '0.6.0--0.7.0'), 'an update path leads from 0.6.0 to 0.7.0');
+SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.7.0' AND path = '0.1.0--0.2.0--0.3.0--0.4.0--0.4.1--0.5.0--0.6.0--0.7.0'), 'an update path leads from 0.1.0 to 0.7.0');
 -- the drain hint: a sequence okno owns, not dumped (a restored database
 -- starts without a hint), readable only by its owner
 SELECT has_sequence('okno_tap', 'okno_drain_hint', 'the drain hint is a sequence');

@@ -326,7 +326,8 @@ SELECT okno_create_booking(1, 'su-1', '{"resource_id":1,"starts_at":"2026-12-01T
 SELECT * FROM okno_verify();
 \set SHOW_CONTEXT errors
 \echo :LAST_ERROR_SQLSTATE
-GRANT SELECT, INSERT, UPDATE, DELETE ON okno_purge_horizon, okno_discarded, okno_subscriber, okno_delivery TO regress_course;
+GRANT SELECT, INSERT, UPDATE, DELETE ON okno_purge_horizon, okno_discarded, okno_subscriber, okno_delivery,
+    okno_key, okno_key_tombstone TO regress_course;
 GRANT USAGE, SELECT, UPDATE ON SEQUENCE okno_drain_hint TO regress_course;
 SELECT * FROM okno_verify();
 SELECT kind, payload FROM okno_drain(10);

@@ -23,6 +23,20 @@ ALTER TABLE outbox RENAME COLUMN parked_at TO parked;
 SELECT okno_test.err('SELECT * FROM okno_drain(1)') AS unfit \gset
 ROLLBACK;
 INSERT INTO raised VALUES ('tables_unfit', :'unfit');
+-- key_expired: the key's tombstone (okno_purge leaves one; made here)
+BEGIN;
+INSERT INTO okno_key_tombstone VALUES (sha256(convert_to(':e-10:1', 'UTF8')), now());
+SELECT okno_test.err($$SELECT okno_create_booking(1, 'e-10', okno_test.payload(1, '2028-01-05T10:00:00Z', '2028-01-05T11:00:00Z'))$$) AS expired \gset
+ROLLBACK;
+INSERT INTO raised VALUES ('key_expired', :'expired');
+-- request_in_progress: a claim this transaction has not stored (another
+-- transaction holding the key with okno.key_wait off: the isolation test
+-- idempotent_same_key)
+BEGIN;
+SELECT okno_key_claim('catalogue', 's', 'e-11', '{}') IS NULL AS claimed;
+SELECT okno_test.err($$SELECT okno_key_claim('catalogue', 's', 'e-11', '{}')$$) AS in_progress \gset
+ROLLBACK;
+INSERT INTO raised VALUES ('request_in_progress', :'in_progress');
 SELECT r.code, left(r.result, 5) AS raised_sqlstate, e.sqlstate AS catalogue_sqlstate, e.http_status,
        substr(r.result, 7) LIKE '%' || split_part(e.message, ' ', 1) || '%' AS message_matches
   FROM raised r LEFT JOIN okno_errors() e ON e.code = r.code ORDER BY e.sqlstate;

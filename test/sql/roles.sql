@@ -80,6 +80,8 @@ LANGUAGE sql AS $$
         (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM outbox t),
         (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM okno_purge_horizon t),
         (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM okno_discarded t),
+        (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM okno_key t),
+        (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM okno_key_tombstone t),
         (SELECT last_value FROM bookings_id_seq),
         (SELECT last_value FROM actors_id_seq),
         (SELECT last_value FROM resources_id_seq),
@@ -130,6 +132,14 @@ GRANT SELECT (actor_id, request_key, fingerprint, fingerprint_version, response_
       INSERT (actor_id, request_key, fingerprint, fingerprint_version, response_body)
    ON idempotency TO regress_okno_app;
 GRANT INSERT (id, kind, payload) ON outbox TO regress_okno_app;
+--    idempotency keys of operations (0.7.0)
+GRANT EXECUTE ON FUNCTION okno_idempotent(text, text, text, jsonb, regprocedure),
+    okno_idempotent_result(text, text, text, jsonb, regprocedure),
+    okno_key_claim(text, text, text, jsonb), okno_key_store(text, text, text, jsonb)
+  TO regress_okno_app;
+GRANT SELECT (operation, scope, request_key, fingerprint, response),
+      INSERT (operation, scope, request_key, fingerprint, response)
+   ON okno_key TO regress_okno_app;
 
 -- 2. the relay: drain, record failures, release, requeue, read the status,
 --    and the dead-letter tools: requeue in bulk, discard
@@ -166,6 +176,10 @@ GRANT SELECT (singleton, keys_purged_before, events_purged_before, checked_since
       UPDATE (keys_purged_before, events_purged_before)
    ON okno_purge_horizon TO regress_okno_maint;
 GRANT SELECT (event_id, subscriber, kind, payload) ON okno_discarded TO regress_okno_maint;
+--    operations' keys and the tombstones the purge leaves (0.7.0)
+GRANT SELECT (operation, scope, request_key, fingerprint, created_at), DELETE
+   ON okno_key TO regress_okno_maint;
+GRANT SELECT, INSERT, UPDATE, DELETE ON okno_key_tombstone TO regress_okno_maint;
 --    and the subscriptions
 GRANT EXECUTE ON FUNCTION okno_subscribe(text), okno_unsubscribe(text) TO regress_okno_maint;
 GRANT SELECT (created_xid) ON outbox TO regress_okno_maint;
@@ -267,7 +281,11 @@ INSERT INTO roles_test.ops VALUES
   (23, 'release_subscriber', format('SELECT okno_release(%L, %L)', :'ev', 'roles-sub'), 'regress_okno_relay'),
   (24, 'record_failure_subscriber', format('SELECT attempts FROM okno_record_failure(%L, %L, %L)', :'ev', 'x', 'roles-sub'), 'regress_okno_relay'),
   (25, 'requeue_subscriber', format('SELECT okno_requeue(%L, %L)', :'ev', 'roles-sub'), 'regress_okno_relay'),
-  (26, 'subscribers', 'SELECT count(*) FROM okno_subscribers', 'regress_okno_relay');
+  (26, 'subscribers', 'SELECT count(*) FROM okno_subscribers', 'regress_okno_relay'),
+  (27, 'idempotent', 'SELECT okno_idempotent(''roles'', ''s'', ''roles-op'', ''{"a": null}'', ''pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb)'')', 'regress_okno_app'),
+  (28, 'idempotent_result', 'SELECT replayed FROM okno_idempotent_result(''roles'', ''s'', ''roles-op-2'', ''{}'', ''pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb)'')', 'regress_okno_app'),
+  (29, 'claim_and_store', 'SELECT count(okno_key_store(''roles'', ''s'', ''roles-claim'', ''{"ok": 1}'')) FROM (SELECT okno_key_claim(''roles'', ''s'', ''roles-claim'', ''{}'') AS c OFFSET 0) AS x WHERE x.c IS NULL', 'regress_okno_app'),
+  (30, 'canonical_json', 'SELECT okno_canonical_json(''{"b": 1, "a": 2}'')', NULL);
 CREATE TABLE roles_test.roles (ord int, r name);
 INSERT INTO roles_test.roles VALUES
   (1, 'regress_okno_app'), (2, 'regress_okno_relay'), (3, 'regress_okno_maint'), (4, 'regress_okno_nobody');
@@ -287,7 +305,7 @@ SELECT roles_test.as_role('regress_okno_relay', 'SELECT response_body FROM idemp
 SELECT t AS "table", roles_test.as_role('regress_okno_nobody', format('SELECT count(*) FROM %s', t)) AS "select",
        roles_test.as_role('regress_okno_nobody', format('DELETE FROM %s', t)) AS "delete"
   FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded',
-                    'okno_subscriber', 'okno_delivery']) AS t;
+                    'okno_subscriber', 'okno_delivery', 'okno_key', 'okno_key_tombstone']) AS t;
 SELECT roles_test.snapshot() = :'before' AS nothing_written;
 
 --

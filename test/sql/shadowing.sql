@@ -92,6 +92,8 @@ INSERT INTO shadow_probe.spec (kind, name, args, ret, probe) VALUES
   ('table', 'idempotency', '', '', 'DELETE FROM idempotency WHERE false'),
   ('table', 'outbox', '', '', 'DELETE FROM outbox WHERE false'),
   ('table', 'okno_purge_horizon', '', '', 'DELETE FROM okno_purge_horizon WHERE false'),
+  ('table', 'okno_key', '', '', 'DELETE FROM okno_key WHERE false'),
+  ('table', 'okno_key_tombstone', '', '', 'DELETE FROM okno_key_tombstone WHERE false'),
   ('function', 'now', '', 'timestamptz', 'SELECT now()'),
   ('function', 'clock_timestamp', '', 'timestamptz', 'SELECT clock_timestamp()'),
   ('function', 'statement_timestamp', '', 'timestamptz', 'SELECT statement_timestamp()'),
@@ -99,6 +101,10 @@ INSERT INTO shadow_probe.spec (kind, name, args, ret, probe) VALUES
   ('function', 'tstzrange', 'timestamptz, timestamptz', 'tstzrange', 'SELECT tstzrange(NULL::pg_catalog.timestamptz, NULL::pg_catalog.timestamptz)'),
   ('function', 'tstzrange', 'timestamptz, timestamptz, text', 'tstzrange', 'SELECT tstzrange(NULL::pg_catalog.timestamptz, NULL::pg_catalog.timestamptz, ''[)''::pg_catalog.text)'),
   ('function', 'sha256', 'bytea', 'bytea', 'SELECT sha256(NULL::pg_catalog.bytea)'),
+  ('function', 'convert_to', 'text, name', 'bytea', 'SELECT convert_to(NULL::pg_catalog.text, NULL::pg_catalog.name)'),
+  ('function', 'octet_length', 'bytea', 'int4', 'SELECT octet_length(NULL::pg_catalog.bytea)'),
+  ('function', 'encode', 'bytea, text', 'text', 'SELECT encode(NULL::pg_catalog.bytea, NULL::pg_catalog.text)'),
+  ('function', 'jsonb_strip_nulls', 'jsonb', 'jsonb', 'SELECT jsonb_strip_nulls(NULL::pg_catalog.jsonb)'),
   ('function', 'hashtext', 'text', 'int4', 'SELECT hashtext(NULL::pg_catalog.text)'),
   ('function', 'hashtextextended', 'text, int8', 'int8', 'SELECT hashtextextended(NULL::pg_catalog.text, NULL::pg_catalog.int8)'),
   ('function', 'jsonb_build_object', '', 'jsonb', 'SELECT jsonb_build_object()'),
@@ -160,7 +166,8 @@ SELECT 'operator', op, l || ', ' || r, ret,
     ('=', 'int4', 'int4', 'bool'), ('=', 'int8', 'int8', 'bool'), ('=', 'int8', 'int4', 'bool'),
     ('=', 'int4', 'int8', 'bool'), ('=', 'text', 'text', 'bool'), ('=', 'varchar', 'text', 'bool'),
     ('=', 'text', 'varchar', 'bool'), ('=', 'bpchar', 'text', 'bool'), ('=', 'uuid', 'uuid', 'bool'),
-    ('=', 'bool', 'bool', 'bool'), ('=', 'jsonb', 'jsonb', 'bool'),
+    ('=', 'bool', 'bool', 'bool'), ('=', 'jsonb', 'jsonb', 'bool'), ('=', 'bytea', 'bytea', 'bool'),
+    ('>', 'bytea', 'bytea', 'bool'), ('<=', 'bytea', 'bytea', 'bool'),
     ('<>', 'int4', 'int4', 'bool'), ('<>', 'text', 'text', 'bool'),
     ('&&', 'tstzrange', 'tstzrange', 'bool'),
     ('<', 'timestamptz', 'timestamptz', 'bool'), ('<', 'uuid', 'uuid', 'bool'),
@@ -541,11 +548,39 @@ BEGIN
     n := 38; step := 'verify';
     EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM %I.okno_verify()', s) INTO cnt;
     result := pg_catalog.format('problems: %s', cnt); RETURN NEXT;
-    -- the key is forgotten: a retry is a new request, and the slot is taken
+    -- the key has expired: a retry is answered from its tombstone
     n := 39; step := 'retry after purge';
     result := shadow_probe.try(pg_catalog.format('SELECT %I.okno_create_booking(1, %L, %L)', s, 'sh-1',
         pg_catalog.format('{"resource_id":1,"starts_at":"%sT10:00:00+02:00","ends_at":"%sT11:00:00+02:00"}', day, day)));
     RETURN NEXT;
+
+    -- an operation's key (0.7.0), its handler a built-in function named
+    -- by its schema
+    n := 40; step := 'idempotent';
+    EXECUTE pg_catalog.format('SELECT pg_catalog.format(''%%s %%s'', r.response, r.replayed)'
+        ' FROM %I.okno_idempotent_result(''shadow'', ''t'', ''sh-op'', $1, ''pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb)'') AS r', s)
+        INTO result USING '{"b": [1, 2.50], "a": null}'::pg_catalog.jsonb;
+    RETURN NEXT;
+    n := 41; step := 'idempotent replayed';
+    EXECUTE pg_catalog.format('SELECT pg_catalog.format(''%%s %%s'', r.response, r.replayed)'
+        ' FROM %I.okno_idempotent_result(''shadow'', ''t'', ''sh-op'', $1, ''pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb)'') AS r', s)
+        INTO result USING '{"a": null, "b": [1.0, 2.5]}'::pg_catalog.jsonb;
+    RETURN NEXT;
+    n := 42; step := 'canonical json';
+    EXECUTE pg_catalog.format('SELECT %I.okno_canonical_json($1)', s)
+        INTO result USING '{"b": [1, 2.50], "a": null}'::pg_catalog.jsonb;
+    RETURN NEXT;
+    n := 43; step := 'claim and store';
+    EXECUTE pg_catalog.format('SELECT pg_catalog.format(''%%s %%s %%s'', %1$I.okno_key_claim(''shadow'', ''t'', ''sh-claim'', ''{}'') IS NULL,'
+        ' %1$I.okno_key_store(''shadow'', ''t'', ''sh-claim'', ''{"ok": 1}''),'
+        ' %1$I.okno_key_claim(''shadow'', ''t'', ''sh-claim'', ''{}''))', s) INTO result;
+    RETURN NEXT;
+    n := 44; step := 'verify';
+    EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM %I.okno_verify()', s) INTO cnt;
+    result := pg_catalog.format('problems: %s', cnt); RETURN NEXT;
+
+    -- the next pass uses the same keys
+    EXECUTE pg_catalog.format('DELETE FROM %1$I.okno_key_tombstone; DELETE FROM %1$I.okno_key', s);
 END
 $ex$;
 

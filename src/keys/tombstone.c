@@ -1,0 +1,173 @@
+/*-------------------------------------------------------------------------
+ *
+ * tombstone.c
+ *	  A key's identity and its hash, the tombstone okno_purge leaves of an
+ *	  expired key, and the setting okno.key_tombstone_age.
+ *
+ * When okno_purge removes a key's stored response (a booking's row of
+ * idempotency, an operation's row of okno_key), it leaves a tombstone in
+ * okno_key_tombstone: the SHA-256 of the key's identity and when it
+ * expired, no response (okno 0.7.0).  A retry with an expired key is then
+ * answered key_expired (OKB11, HTTP 410 Gone) instead of being run a
+ * second time.  Tombstones are kept for okno.key_tombstone_age (90 days by
+ * default; 0 turns them off) and purged after it; then the key is new
+ * again.
+ *
+ * The identity is one text, so that SQL (okno_purge, okno_verify) computes
+ * the same hash with sha256(convert_to(..., 'UTF8')):
+ *	   operation ":" key ":" scope		an operation's key
+ *	   ":" key ":" actor				a booking's key
+ * Operation names and keys hold no ":" (names.c), and an operation's name
+ * is never empty, so each identity names one key: the scope, which may
+ * hold anything, comes last, and a booking's identity alone starts with
+ * ":".  The text is UTF-8 whatever the database's encoding.
+ *
+ * The tombstones are read as okno reads its own state, not as the caller
+ * (as a foreign-key check reads the table it references): a create needs
+ * no privilege on okno_key_tombstone, and learns nothing from it that the
+ * key_expired error does not say.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_type.h"
+#include "executor/tuptable.h"
+#include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "base/base.h"
+#include "keys/keys.h"
+
+/* GUC: seconds a tombstone is kept (0: none is written, all are purged) */
+static int	tombstone_age = 90 * 24 * 60 * 60;
+
+/*
+ * Define okno.key_tombstone_age.
+ */
+void
+okno_tombstone_init(void)
+{
+	DefineCustomIntVariable("okno.key_tombstone_age",
+							"How long okno_purge keeps the tombstone of an expired idempotency key.",
+							"A retry with a key whose tombstone is kept gets key_expired (OKB11); "
+							"0 turns tombstones off.",
+							&tombstone_age,
+							90 * 24 * 60 * 60, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+}
+
+/*
+ * okno.key_tombstone_age, in seconds.
+ */
+int
+okno_key_tombstone_age(void)
+{
+	return tombstone_age;
+}
+
+/*
+ * Append the identity of the key ref names to out, in UTF-8.
+ */
+void
+okno_key_identity(const OknoKeyRef *ref, StringInfo out)
+{
+	if (ref->operation == NULL)
+	{
+		appendStringInfo(out, ":%s:%d", ref->key, ref->actor);
+		return;
+	}
+	appendStringInfo(out, "%s:%s:", ref->operation, ref->key);
+	if (GetDatabaseEncoding() == PG_UTF8 || GetDatabaseEncoding() == PG_SQL_ASCII)
+		appendStringInfoString(out, ref->scope);
+	else
+		appendStringInfoString(out, pg_server_to_any(ref->scope, strlen(ref->scope), PG_UTF8));
+}
+
+/*
+ * The SHA-256 of the key's identity: what its tombstone keeps.
+ */
+void
+okno_key_hash(const OknoKeyRef *ref, uint8 hash[OKNO_HASH_LEN])
+{
+	StringInfoData identity;
+
+	initStringInfo(&identity);
+	okno_key_identity(ref, &identity);
+	okno_sha256(identity.data, identity.len, hash);
+	pfree(identity.data);
+}
+
+/*
+ * Whether the key ref names has a tombstone, in the latest snapshot: a
+ * purge that removed the key after the caller's snapshot was taken left
+ * its tombstone in the same transaction, and a tombstone always means
+ * that the key's request ran once.  False where okno_key_tombstone does
+ * not exist (a database not yet updated to okno 0.7.0).
+ */
+bool
+okno_key_expired(const OknoKeyRef *ref)
+{
+	Oid			relid = okno_relid_by_name(OKNO_TOMBSTONE_TABLE);
+	Oid			indexid;
+	Relation	rel;
+	Relation	index;
+	AttrNumber	keycol = 1;
+	uint8		hash[OKNO_HASH_LEN];
+	bytea	   *value;
+	ScanKeyData skey;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	bool		found;
+
+	if (!OidIsValid(relid))
+		return false;
+	indexid = okno_relid_by_name(OKNO_TOMBSTONE_INDEX);
+	if (!OidIsValid(indexid))
+		elog(ERROR, "okno's index \"%s\" is missing", OKNO_TOMBSTONE_INDEX);
+
+	okno_key_hash(ref, hash);
+	value = palloc(VARHDRSZ + OKNO_HASH_LEN);
+	SET_VARSIZE(value, VARHDRSZ + OKNO_HASH_LEN);
+	memcpy(VARDATA(value), hash, OKNO_HASH_LEN);
+
+	rel = table_open(relid, AccessShareLock);
+	index = index_open(indexid, AccessShareLock);
+	if (!okno_index_is(index, relid, 1, &keycol) || index->rd_opcintype[0] != BYTEAOID)
+		elog(ERROR, "okno's index \"%s\" is not a btree on the key's hash", OKNO_TOMBSTONE_INDEX);
+
+	ScanKeyInit(&skey, 1, BTEqualStrategyNumber, F_BYTEAEQ, PointerGetDatum(value));
+	slot = table_slot_create(rel, NULL);
+	scan = okno_index_beginscan(rel, index, GetLatestSnapshot(), 1);
+	index_rescan(scan, &skey, 1, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(index, NoLock);
+	table_close(rel, NoLock);
+	pfree(value);
+	return found;
+}
+
+/*
+ * Raise key_expired if the key ref names has a tombstone (see above).
+ */
+void
+okno_check_expired(const OknoKeyRef *ref)
+{
+	if (okno_key_expired(ref))
+		okno_error_key_expired(okno_key_owner(ref), ref->key);
+}
