@@ -48,6 +48,7 @@ OBJS = \
 	src/booking/get_cancel.o \
 	src/outbox/event.o \
 	src/outbox/wake.o \
+	src/outbox/emit.o \
 	src/delivery/drain.o \
 	src/delivery/drain_outbox.o \
 	src/delivery/drain_subscriber.o \
@@ -77,7 +78,7 @@ DATA         = sql/okno--0.1.0.sql sql/okno--0.5.0.sql sql/okno--0.6.0.sql \
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
                drain drain_hint drain_batch drain_read failures cancel purge status verify prepared \
                error_catalogue shadowing roles direct create_as_insert wait order subscribers \
-               idempotent tombstones course_vectors course_tables binding \
+               idempotent tombstones emit course_vectors course_tables binding \
                other_schema trusted upgrade
 REGRESS_OPTS = --inputdir=test
 
@@ -87,7 +88,7 @@ ISOLATION    = same_key_read_committed same_key_repeatable_read slot_race \
                requeue_notify drain_cursor drain_hint_rollback wait_wake \
                order_drainers order_requeue subscriber_order subscriber_in_flight \
                subscriber_forget subscriber_unsubscribe subscriber_cut binding_sessions \
-               idempotent_same_key key_claim
+               idempotent_same_key key_claim emit_order
 ISOLATION_OPTS = --inputdir=test --outputdir=.
 
 EXTRA_CLEAN  = results output_iso regression.diffs regression.out \

@@ -190,6 +190,10 @@ class Run:
         self.s6_cpu = {lv: self.cpu_net("s6", lv) for lv in ("none", "three")}
         # scenario 7: variant rep events transactions tps
         self.s7 = self.rows("s7.tsv")
+        # scenario 8: cpu.tsv's s8, rows tx (one call per transaction), json
+        # (okno_canonical_json of 1 KiB), before and after (the create loop on
+        # okno before its change and on this tree)
+        self.s8 = {lv: self.cpu_net("s8", lv) for lv in ("tx", "json", "before", "after")}
 
     def s6_cpu_pairs(self):
         """scenario 6's create CPU with three subscribers ÷ with none, per repetition"""
@@ -204,6 +208,25 @@ class Run:
                 if "okno" in y and "empty" in y and y["okno"] > y["empty"]:
                     out.append((x["okno"] - x["empty"]) / (y["okno"] - y["empty"]))
         return out
+
+    def s8_net(self, level, kind):
+        """scenario 8's net CPU µs per call of KIND at LEVEL, per repetition"""
+        return self.s8.get(level, {}).get(kind, ([], []))[0]
+
+    def s8_m(self, level, kind):
+        return med(self.s8_net(level, kind))
+
+    def s8_pairs(self, level_a, kind_a, level_b, kind_b):
+        """scenario 8: net CPU of (level_a, kind_a) ÷ that of (level_b, kind_b)
+        in the same repetition (or pair), each less its own empty loop"""
+        def by_rep(level, kind):
+            empty, x = {}, {}
+            for sc, lv, k, rep, calls, c, w in self.cpu:
+                if sc == "s8" and lv == level and k in ("empty", kind):
+                    (empty if k == "empty" else x)[rep] = int(c) / int(calls) / 1000
+            return {r: v - empty[r] for r, v in x.items() if r in empty}
+        a, b = by_rep(level_a, kind_a), by_rep(level_b, kind_b)
+        return [a[r] / b[r] for r in sorted(a) if r in b and b[r] > 0]
 
     def s6_rates(self, part, variant):
         """scenario 6's events/s of each repetition of a drain"""
@@ -404,6 +427,42 @@ class Run:
                 target(f"wake_{load}_p{p}",
                        f"commit → relay output (ms), {what}, default wake-up (okno_wait), sync on, p{p}",
                        pct(wk["ms"], p), "<=", lim, src, unit="ms")
+        # scenario 8: okno 0.7.0's idempotency keys of any operation
+        s8m, s8p = self.s8_m, self.s8_pairs
+
+        def pairs_note(pr):
+            return (f"{len(pr)} repetitions, their ratios {fmt(min(pr))}–{fmt(max(pr))}; " if pr else "")
+        if self.s8_net("tx", "plpgsql"):
+            for kind, name, op in (
+                    ("okno_sql", "okno_idempotent with a one-INSERT SQL handler, CPU/call, one call per "
+                     "transaction, ÷ the same INSERT with a PL/pgSQL key check (Brandur's pattern)", "<="),
+                    ("okno_sql_atomic", "the same with the SQL handler's body in BEGIN ATOMIC form (parsed "
+                     "once, still planned every transaction; beside it)", None),
+                    ("okno_plpgsql", "the same with the handler in PL/pgSQL (beside it)", None)):
+                a, b = s8m("tx", kind), s8m("tx", "plpgsql")
+                target(f"idem_{kind}", name, ratio(a, b), op, 0.70,
+                       pairs_note(s8p("tx", kind, "tx", "plpgsql")) + f"medians {fmt(a)} µs ÷ {fmt(b)} µs")
+            a, b = s8m("tx", "okno_replay"), s8m("tx", "plpgsql_replay")
+            target("idem_replay", "okno_idempotent replay CPU/call ÷ the PL/pgSQL replay (one call per transaction)",
+                   ratio(a, b), "<=", 0.50,
+                   pairs_note(s8p("tx", "okno_replay", "tx", "plpgsql_replay")) + f"medians {fmt(a)} µs ÷ {fmt(b)} µs")
+        if self.s8_net("json", "canonical_json"):
+            a = s8m("json", "canonical_json")
+            each = [1000 / x for x in self.s8_net("json", "canonical_json") if x > 0]
+            target("canonical_json", "okno_canonical_json of a 1 KiB request, thousand calls per second of "
+                   "one backend's CPU", 1000 / a if a else None, ">=", 100, 
+                   f"{fmt(a)} µs per call; {len(each)} repetitions, {fmt(min(each), 0)}–{fmt(max(each), 0)} k/s",
+                   unit="k/s")
+        if self.s8_net("after", "okno") and self.s8_net("before", "okno"):
+            a, b = s8m("after", "okno"), s8m("before", "okno")
+            pr = s8p("after", "okno", "before", "okno")
+            target("create_before_after", f"okno_create_booking create CPU/call after 0.7.0's change ÷ before "
+                   f"({self.meta.get('s8_before', '?').split(chr(9))[0]}), in one transaction as scenario 1 "
+                   "(median of the alternated pairs' ratios)",
+                   med(pr), "<=", 1.02,
+                   f"{len(pr)} pairs, ratios {fmt(min(pr)) if pr else '–'}–{fmt(max(pr)) if pr else '–'}, "
+                   f"middle half {fmt(pct(pr, 25))}–{fmt(pct(pr, 75))}; "
+                   f"medians {fmt(a)} µs ÷ {fmt(b)} µs = {fmt(ratio(a, b))}")
         for c in sorted(set(int(r[1]) for r in self.wake_tps)):
             for v, op, name in (("server", ">=", "default wake-up (relay --wait=server, okno.notify off)"),
                                 ("listen", None, "okno.notify = on (relay --wait=listen)")):
@@ -985,6 +1044,125 @@ if R.s7:
               f"{fmt(ratio(med(xs), pq7))} |")
     w("")
 
+if any(R.s8.get(lv) for lv in ("tx", "json", "before", "after")):
+    s8m, s8net, s8p = R.s8_m, R.s8_net, R.s8_pairs
+    w("## 8. Idempotency keys of any operation (okno 0.7.0)")
+    w("")
+    fid8 = meta.get("fidelity_idempotent", "")
+    sizes = meta.get("s8_sizes", "").split()
+    w("`okno_idempotent('payment', scope, key, request, handler)` beside a hand-written PL/pgSQL function "
+      "with Brandur Leach's pattern (\"Implementing Stripe-like Idempotency Keys in Postgres\"; "
+      "`bench/plpgsql_idempotent.sql`, schema `plp`): its own keys table of okno_key's shape, "
+      "`pg_advisory_xact_lock(hashtextextended(op:key:scope, 0))`, a `SELECT` of the stored key, the "
+      "fingerprint `sha256(convert_to(request::text, 'UTF8'))` — a careful user's: jsonb's own text form, "
+      "not RFC 8785's (`{\"a\": 1.0}` and `{\"a\": 1}` are two requests to it, one to okno) — then the replay, "
+      "key_reused (OKB04), or the operation's INSERT and the key row. The operation is one INSERT of a payment "
+      "(`bench/idempotent.sql`): okno's handler runs it (`bench.pay_sql`, `LANGUAGE sql`, as the issue's "
+      "figure has it; `bench.pay_plpgsql` the same statement in PL/pgSQL), the baseline runs the same "
+      "statement inline; all write the same rows into the same table. "
+      + (f"Requests: an order of two items, {sizes[0]} bytes as jsonb text, {sizes[1]} in RFC 8785 form. "
+         if len(sizes) >= 2 else "")
+      + f"Checked before the scenario (`bench/fidelity_idempotent.sql`: the response of a new key, the row "
+      f"written, the replay's response and no second row, key_reused for another request; three requests, "
+      f"each of the three handlers): **{fid8}**.")
+    w("")
+    w("One call per transaction: a procedure walks the prepared arguments and COMMITs after every call "
+      f"(synchronous_commit off in that session, so no commit waits for its flush; "
+      f"{(meta.get('s8_tx', '').split(chr(9)) + ['?', '?', '?'])[1]} calls after "
+      f"{(meta.get('s8_tx', '').split(chr(9)) + ['?', '?', '?'])[2]} warm-up calls in the same fresh "
+      "backend), CPU time from `bench.cpu_ns()` before and after; the same walk with a trivial call and the "
+      "same COMMIT (`bench.tx_empty`) is subtracted per repetition. New keys are made under a scope of "
+      "their own and deleted after the loop, so every loop meets the same tables; replays repeat keys "
+      f"stored beforehand (by both). {len(s8net('tx', 'plpgsql'))} repetitions, the kinds alternated and "
+      "their order rotated. The ÷ column is the ratio of the medians.")
+    w("")
+    w("| call | CPU µs/call | wall µs/call | ÷ PL/pgSQL baseline | what the key check adds to the operation alone |")
+    w("|---|---:|---:|---:|---:|")
+    h_sql, h_plp = s8m("tx", "handler_sql"), s8m("tx", "handler_plpgsql")
+    h_atomic = s8m("tx", "handler_sql_atomic")
+    for kind, label, vs, alone in (
+            ("okno_sql", "okno_idempotent, SQL handler, new key", "plpgsql", h_sql),
+            ("okno_sql_atomic", "okno_idempotent, SQL handler in BEGIN ATOMIC form, new key", "plpgsql", h_atomic),
+            ("okno_plpgsql", "okno_idempotent, PL/pgSQL handler, new key", "plpgsql", h_plp),
+            ("plpgsql", "PL/pgSQL baseline (Brandur's pattern), new key", None, h_plp),
+            ("handler_sql", "the SQL handler alone, no key", "plpgsql", None),
+            ("handler_sql_atomic", "the BEGIN ATOMIC handler alone, no key", "plpgsql", None),
+            ("handler_plpgsql", "the PL/pgSQL handler alone, no key", "plpgsql", None),
+            ("okno_replay", "okno_idempotent, replay", "plpgsql_replay", None),
+            ("plpgsql_replay", "PL/pgSQL baseline, replay", None, None),
+            ("empty", "empty loop with COMMIT (not subtracted)", None, None)):
+        c = s8net("tx", kind)
+        if not c:
+            continue
+        wl = R.s8["tx"][kind][1]
+        r1 = ratio(med(c), s8m("tx", vs)) if vs else None
+        add = med(c) - alone if alone is not None else None
+        w(f"| {label} | {stat(c)} | {stat(wl)} | {fmt(r1) if r1 else ''} | "
+          f"{fmt(add) if add is not None else ''} |")
+    w("")
+    w("The last column: the call less the handler alone in the same form (the baseline: less the "
+      "PL/pgSQL handler, whose INSERT it runs inline). PostgreSQL 15 to 17 parse, analyze and plan a "
+      "`LANGUAGE sql` function's body again in every transaction (`fmgr_sql` keeps its plans in the "
+      "caller's FmgrInfo for one transaction only; 18 keeps them in the plan cache); a body in "
+      "`BEGIN ATOMIC` form is parsed and analyzed once, at CREATE FUNCTION, but still planned in every "
+      "transaction. So with one call per transaction the SQL handler alone, with no key at all, costs "
+      "most of what the whole PL/pgSQL baseline does (the ÷ column of the handlers' rows); a PL/pgSQL "
+      "handler's plan is cached for the backend. `tools/bench profile-idempotent` shows where each "
+      "loop's time goes (perf, per call).")
+    w("")
+    c = s8net("json", "canonical_json")
+    if c:
+        js = meta.get("s8_json", "").split("\t")
+        det = js[2].split() if len(js) >= 3 else []
+        w("### okno_canonical_json of a 1 KiB request")
+        w("")
+        w("A checkout request (`bench.request_1k`: nested objects, 20 numbers of mixed kinds — integers, "
+          "decimals, a negative, exponents, an integer beyond 2^53, a 13-digit timestamp — strings with "
+          "non-ASCII letters, symbols and CJK, a few arrays"
+          + (f"; {det[0]} bytes as jsonb text, {det[1]} bytes in RFC 8785 form ({det[2]}–{det[3]})" if len(det) >= 4 else "")
+          + f"; `s8_request_1k.json` in the run's directory is one of them). {js[0] if js and js[0] else '?'} "
+          f"distinct requests walked {js[1] if len(js) > 1 else '?'} times in one statement of a fresh "
+          "backend (`bench.loop_canonical_json`), less the same walk with a trivial call "
+          "(`bench.loop_json_empty`), per repetition.")
+        w("")
+        w(f"- CPU per call: {stat(c)} µs; calls per second of one backend's CPU: "
+          f"{stat([1e6 / x for x in c if x > 0], 0)}")
+        w(f"- the walk's own cost (subtracted): {stat(R.s8['json'].get('empty', ([], []))[0])} µs per call")
+        w("")
+    b, a = s8net("before", "okno"), s8net("after", "okno")
+    if a and b:
+        bl = meta.get("s8_before", "?").split("\t")
+        builds = {r[0]: r[1:] for r in meta_multi.get("s8_build", []) if r}
+        clus = {r[0]: r[1:] for r in meta_multi.get("s8_cluster", []) if r}
+        w("### okno_create_booking before and after the change")
+        w("")
+        w(f"okno as it was at commit {bl[0]}" + (f" ({bl[1]})" if len(bl) > 1 and bl[1] else "")
+          + f", okno {builds.get('before', ['?', '?'])[1]} (okno.so md5 {builds.get('before', ['?'])[0]}), "
+          f"and this tree, okno {builds.get('after', ['?', '?'])[1]} (md5 {builds.get('after', ['?'])[0]}), "
+          "each built from source alike (PGXS's flags) and installed into a copy of this PostgreSQL's "
+          "directories of its own (`make install DESTDIR`, as `tools/sanitize` does; a backend of each is "
+          "checked to map its own okno.so), each copy running a cluster of its own with the run's "
+          "settings and the benchmark database of scenario 1 (the same seed rows). Scenario 1's create loop "
+          f"({meta.get('s8_create', '').split(chr(9))[-1] or calls} creates in one transaction after the "
+          "warm-up, in a fresh backend, less the empty loop of the same pair; rolled back, then vacuumed), "
+          "before and after alternated, their order swapped every pair; shorter loops than scenario 1's and "
+          "more pairs, so that the two loops of a pair run close together on a busy machine. "
+          + (f"Extension versions in the clusters: before {clus.get('before', ['?'])[0]}, after "
+             f"{clus.get('after', ['?'])[0]}." if clus else ""))
+        w("")
+        pr = s8p("after", "okno", "before", "okno")
+        w("| | CPU µs/call | wall µs/call |")
+        w("|---|---:|---:|")
+        w(f"| before ({bl[0]}) | {stat(b)} | {stat(R.s8['before']['okno'][1])} |")
+        w(f"| after (this tree) | {stat(a)} | {stat(R.s8['after']['okno'][1])} |")
+        w(f"| after ÷ before, per pair | {stat(pr)}; middle half {fmt(pct(pr, 25))}–{fmt(pct(pr, 75))} | |")
+        w(f"| after ÷ before, the lowest of each (the least disturbed loops) | "
+          f"{fmt(ratio(min(a), min(b)))} | |")
+        w("")
+        if pr:
+            w("Pairs' ratios in order: " + ", ".join(fmt(x) for x in pr) + ".")
+            w("")
+
 w("## Plot")
 w("")
 w("![okno beside its baselines](bench.png)")
@@ -999,9 +1177,11 @@ w("```sh")
 w("make bench                      # tools/bench: this report, docs/bench.png; about 22 minutes on 2 cores")
 w("BENCH_QUICK=1 make bench        # a smoke run, under 3 minutes; report in bench/results/<run>/ only")
 w("BENCH_ONLY=s5 tools/bench       # scenario 5 only (about 4 minutes); report in bench/results/<run>/ only")
+w("BENCH_ONLY=s8 tools/bench       # scenario 8 only (okno_idempotent, okno_canonical_json, create before/after)")
 w("BENCH_SECONDS=20 make bench     # the 20 s pgbench runs of the brief (about 45 minutes)")
 w("BENCH_INSTALL=0 tools/bench     # measure the okno already installed instead of building this tree")
 w("tools/bench profile             # perf profile of okno_create_booking: bench/results/profile-<run>/PROFILE.md")
+w("tools/bench profile-idempotent  # perf profile of scenario 8's loops: bench/results/profile-idempotent-<run>/PROFILE.md")
 w("tools/bench report bench/results/<run>   # rebuild the report and the plot from a run's raw data")
 w('BENCH_PG_VERSIONS="15 17 18" make bench   # and on 17 and 18, in their Debian roots: their targets beside 15\'s')
 w("PGVER=17 tools/bench            # one other version: bench/results/<run>-pg17/ only")
@@ -1029,6 +1209,13 @@ w("- **plpgsql** (`bench/plpgsql.sql`, schema `plp`): okno 0.1.0's create contra
 fid = meta.get("fidelity", "")
 w(f"  Checked against okno before every run (`bench/fidelity.sql`: the 64 vectors of `test/vectors`, "
   f"80 payloads and 12 keys for the same SQLSTATE, the create contract both ways round): **{fid}**.")
+if meta.get("fidelity_idempotent"):
+    w("- **plpgsql idempotency key** (`bench/plpgsql_idempotent.sql`, schema `plp`, scenario 8): Brandur "
+      "Leach's pattern for one operation — advisory lock, SELECT of the stored key, "
+      "`sha256(convert_to(request::text, 'UTF8'))`, replay / key_reused / the INSERT and the key row; "
+      "it does not check the names' rules, tombstones, claims or REPEATABLE READ's late keys, which "
+      f"okno_idempotent does. Checked against okno (`bench/fidelity_idempotent.sql`): "
+      f"**{meta.get('fidelity_idempotent')}**.")
 w(f"- **PgQ** (Debian's `postgresql-{pgver}-pgq3`, {meta.get('pgq', '?')}): `pgq.insert_event` per "
   "transaction, and batch consumption with `pgq.next_batch` / `pgq.get_batch_events` / "
   "`pgq.finish_batch`; the ticks are made by calling `pgq.ticker()` (no pgqd).")
@@ -1078,7 +1265,8 @@ w("- Plans: okno and the baselines get plans from the planner's statistics like 
   "rescans the rows made before it (quadratic) — for okno as for the baselines.")
 w("- Raw data: `bench/results/<run>/` (`<run>-pg<version>/` for another version; not committed): "
   "meta.tsv, cpu.tsv, s2.tsv, relay.tsv and relay/, s3*.tsv, wake_latency.tsv, wake_tps.tsv and wake/ "
-  "(the probe's samples), pgbench/ logs, commands.txt, fidelity.txt; "
+  "(the probe's samples), pgbench/ logs, commands.txt, fidelity.txt, fidelity_idempotent.txt, "
+  "s8_request_1k.json; "
   "`bench/report.py` derives every figure of this report from them.")
 w("")
 

@@ -3,8 +3,19 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION okno UPDATE TO '0.7.0'" to load this file. \quit
 
--- Only okno's own objects change: its functions, and two tables of its
--- own.  Nothing of the application's tables is read or altered.
+-- Only okno's own objects change: its functions and tables.  Nothing of
+-- the application's tables is read or altered: the column outbox.order_key
+-- and the index outbox_order_key that okno 0.7.0 needs are the owner's to
+-- add, with SELECT okno_prepare_tables(); until then okno answers
+-- tables_unfit (OKB10), listing them.
+
+-- okno_delivery keeps an event's order key as text (okno_emit's keys, a
+-- booking's id for its events); 0.5.0 kept the booking, payload ->
+-- 'booking_id', as jsonb.  (Altering it also makes every session bind
+-- again, and so use 0.7.0's statements from its next call.)
+ALTER TABLE @extschema@.okno_delivery RENAME COLUMN booking TO order_key;
+ALTER TABLE @extschema@.okno_delivery ALTER COLUMN order_key TYPE text
+    USING order_key OPERATOR(pg_catalog.#>>) '{}'::pg_catalog.text[];
 
 -- okno_purge leaves tombstones of the keys it deletes (bookings' and
 -- operations') and purges them after okno.key_tombstone_age; okno_verify
@@ -125,3 +136,12 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.okno_key_store(text, text, text, jsonb) IS
 'store the response of a key this transaction claimed with okno_key_claim; returns it';
+
+-- events from any function
+CREATE FUNCTION @extschema@.okno_emit(kind text, payload jsonb, order_key text DEFAULT NULL)
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'okno_emit'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_emit(text, jsonb, text) IS
+'write an outbox event in the caller''s transaction; events with the same order_key are delivered in order; returns its id';

@@ -216,7 +216,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_subscri
 CREATE TABLE @extschema@.okno_delivery (
     subscriber text NOT NULL,
     event_id uuid NOT NULL,
-    booking jsonb,              -- the order key: the event's payload -> 'booking_id'
+    order_key text,             -- the event's order key (0.7.0; 0.5.0's booking jsonb)
     first boolean NOT NULL,     -- a booking_created event (first of its booking)
     delivered_at timestamptz,
     attempts integer NOT NULL DEFAULT 0,
@@ -232,7 +232,7 @@ CREATE INDEX okno_delivery_pending ON @extschema@.okno_delivery (subscriber, eve
     WHERE delivered_at IS NULL AND parked_at IS NULL;
 CREATE INDEX okno_delivery_parked ON @extschema@.okno_delivery (subscriber, event_id)
     WHERE parked_at IS NOT NULL AND delivered_at IS NULL;
-CREATE INDEX okno_delivery_order ON @extschema@.okno_delivery (subscriber, booking, event_id)
+CREATE INDEX okno_delivery_order ON @extschema@.okno_delivery (subscriber, order_key, event_id)
     WHERE delivered_at IS NULL;
 COMMENT ON TABLE @extschema@.okno_delivery IS
 'each subscriber''s delivery state of the copied events it was not handed at once: pending, held back, retried, parked, or delivered since';
@@ -539,3 +539,16 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.okno_key_store(text, text, text, jsonb) IS
 'store the response of a key this transaction claimed with okno_key_claim; returns it';
+
+-- 0.7.0: events from any function.  okno_emit writes an outbox event in
+-- the caller's transaction; events of one order key are delivered in
+-- order (a booking's events have its id as their key), NULL is none.
+-- outbox.order_key is the application's column, added by
+-- okno_prepare_tables().
+CREATE FUNCTION @extschema@.okno_emit(kind text, payload jsonb, order_key text DEFAULT NULL)
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'okno_emit'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_emit(text, jsonb, text) IS
+'write an outbox event in the caller''s transaction; events with the same order_key are delivered in order; returns its id';

@@ -51,6 +51,8 @@
 typedef struct OknoPlan
 {
 	const char *sql;
+	const char *sql_0_6;		/* if set, the text for a database whose okno
+								 * is older than 0.7.0 (no order keys) */
 	int			nargs;
 	Oid			argtypes[11];
 	int			cursor_options; /* CURSOR_OPT_GENERIC_PLAN: see okno_plan() */
@@ -78,12 +80,17 @@ typedef enum OknoRel
 
 #define OKNO_NUM_TABLES (OKNO_REL_OUTBOX + 1)
 
+/* okno version major.minor.patch as a number (pg_extension.extversion) */
+#define OKNO_V(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
+
 /* schema.c: the schema, the binding and the kept plans */
 extern void okno_base_init(void);
 extern const char *okno_schema_name(void);
 extern Oid	okno_relid(OknoRel rel);
 extern Oid	okno_relid_by_name(const char *relname);
 extern uint64 okno_cache_generation(void);
+extern int	okno_installed_version(void);
+extern int	okno_installed_version_uncached(void);
 extern SPIPlanPtr okno_plan(OknoPlan *p);
 extern void okno_spi_connect(void);
 extern void okno_spi_finish(void);
@@ -110,7 +117,7 @@ typedef struct OknoBinding
 	char		deferred[2 * NAMEDATALEN + 2];
 } OknoBinding;
 
-extern void okno_bind_tables(Oid nsp, const char *schema, const char *extversion,
+extern void okno_bind_tables(Oid nsp, const char *schema, int version,
 							 OknoBinding *b);
 extern const OknoBinding *okno_binding(void);
 
@@ -150,13 +157,15 @@ pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
  * okno's advisory lock tags: classid "okno" in ASCII, objsubid 3 (a
  * resource's lock, booking/lock.c) or 4 (okno_wait's tags, outbox/wake.c);
  * objsubid 5 with a hash in classid and objid (an operation's key,
- * keys/key_lock.c).  Advisory locks taken by SQL functions have objsubid 1
+ * keys/key_lock.c), objsubid 6 likewise (an order key's turn,
+ * outbox/emit.c).  Advisory locks taken by SQL functions have objsubid 1
  * or 2, so no SQL caller can take or block these.
  */
 #define OKNO_LOCK_CLASS				0x6F6B6E6FU
 #define OKNO_LOCK_SUBID_RESOURCE	3
 #define OKNO_LOCK_SUBID_WAIT		4
 #define OKNO_LOCK_SUBID_OPERATION	5
+#define OKNO_LOCK_SUBID_ORDER		6
 
 /*
  * The order of event ids, in SQL: id a comes before id b (ids of one
@@ -168,6 +177,25 @@ pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
 #define OKNO_SQL_V7(id) \
 	"(pg_catalog.get_byte(pg_catalog.uuid_send(" id "), 6) OPERATOR(pg_catalog./) 16" \
 	" OPERATOR(pg_catalog.=) 7)"
+/*
+ * An event's order key, in SQL (okno 0.7.0): the events of one key are
+ * handed out in order.  A booking's events (okno's kinds booking_created
+ * and booking_cancelled) have their booking's id, as text, whoever wrote
+ * them (the course's service too); every other event has the order_key
+ * okno_emit gave it, NULL for none.  The index outbox_order_key repeats
+ * the expression (maintenance/tables.c).  Before 0.7.0 the key was the
+ * jsonb payload -> 'booking_id' of any event (OKNO_SQL_ORDER_KEY_0_6).
+ */
+#define OKNO_SQL_ORDER_KEY(e) \
+	"(CASE WHEN " e ".kind OPERATOR(pg_catalog.=) 'booking_created'" \
+	" OR " e ".kind OPERATOR(pg_catalog.=) 'booking_cancelled'" \
+	" THEN " e ".payload OPERATOR(pg_catalog.->>) 'booking_id' ELSE " e ".order_key END)"
+#define OKNO_SQL_ORDER_KEY_0_6(e) \
+	"(" e ".payload OPERATOR(pg_catalog.->) 'booking_id')"
+/* okno_delivery's order key column (0.7.0), and okno 0.5.0's */
+#define OKNO_DELIVERY_KEY		"order_key"
+#define OKNO_DELIVERY_KEY_0_6	"booking"
+
 /* event id a comes before event id b (ids of one booking's events) */
 #define OKNO_SQL_EARLIER(a, b) \
 	" CASE WHEN " OKNO_SQL_V7(a) " OPERATOR(pg_catalog.=) " OKNO_SQL_V7(b) \

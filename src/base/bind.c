@@ -78,9 +78,6 @@ typedef struct ColumnRule
 	const char *add_sql;		/* NULL: added as type_sql alone */
 } ColumnRule;
 
-/* okno version major.minor.patch as a number (pg_extension.extversion) */
-#define OKNO_V(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
-
 static const ColumnRule column_rules[] = {
 	{OKNO_V(0, 1, 0), OKNO_REL_ACTORS, "id", {INT4OID}, 0, "integer", NULL},
 	{OKNO_V(0, 1, 0), OKNO_REL_RESOURCES, "id", {INT4OID}, 0, "integer", NULL},
@@ -109,6 +106,8 @@ static const ColumnRule column_rules[] = {
 	{OKNO_V(0, 2, 0), OKNO_REL_OUTBOX, "parked_at", {TIMESTAMPTZOID}, 0, "timestamptz", NULL},
 	/* 0.5.0: subscribers */
 	{OKNO_V(0, 5, 0), OKNO_REL_OUTBOX, "created_xid", {XID8OID}, 0, "xid8", "xid8 DEFAULT pg_catalog.pg_current_xact_id()"},
+	/* 0.7.0: okno_emit's order keys */
+	{OKNO_V(0, 7, 0), OKNO_REL_OUTBOX, "order_key", {TEXTOID, VARCHAROID}, 255, "text", NULL},
 };
 
 /* the primary key of each table (NULL-terminated column names) */
@@ -423,21 +422,10 @@ check_triggers(OknoRel t, Oid relid, OknoBinding *b)
  * the one error that lists every reason they cannot serve.
  */
 void
-okno_bind_tables(Oid nsp, const char *schema, const char *extversion,
-				 OknoBinding *b)
+okno_bind_tables(Oid nsp, const char *schema, int version, OknoBinding *b)
 {
 	BindCheck	c;
 	int			t;
-	int			major = 0,
-				minor = 0,
-				patch = 0;
-	int			version;
-
-	/* an unknown form of version (none of okno's) checks everything */
-	if (sscanf(extversion, "%d.%d.%d", &major, &minor, &patch) == 3)
-		version = OKNO_V(major, minor, patch);
-	else
-		version = INT_MAX;
 
 	memset(b, 0, sizeof(*b));
 	c.schema = schema;

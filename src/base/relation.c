@@ -168,9 +168,21 @@ okno_refuse_instead_rules(OknoRel rel, const char *what)
 }
 
 /*
+ * Why okno refuses to lose the row of what: an event is never lost, and a
+ * booking is stored only together with its key and its event.
+ */
+static const char *
+why_stored(const char *what)
+{
+	if (strcmp(what, "event") == 0)
+		return "okno does not lose an event it was given";
+	return "okno stores a booking only together with its idempotency key and its event";
+}
+
+/*
  * A BEFORE trigger on one of okno's tables kept a row okno wrote from being
  * stored.  okno stores a booking only together with its key and its event,
- * so it fails rather than commit one without the others.
+ * and loses no event, so it fails rather than commit without the row.
  */
 void
 okno_error_not_stored(OknoRel rel, const char *what)
@@ -181,8 +193,7 @@ okno_error_not_stored(OknoRel rel, const char *what)
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("the insert of the %s into table \"%s.%s\" stored no row",
 					what, okno_schema_name(), table ? table : "?"),
-			 errdetail("A BEFORE trigger on the table returned NULL; "
-					   "okno stores a booking only together with its idempotency key and its event."),
+			 errdetail("A BEFORE trigger on the table returned NULL; %s.", why_stored(what)),
 			 errhint("Let the trigger return the row for okno's inserts.")));
 	pg_unreachable();
 }
@@ -200,8 +211,8 @@ okno_error_instead_rule(OknoRel rel, const char *what)
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("table \"%s.%s\" has an INSTEAD rule on INSERT",
 					okno_schema_name(), table ? table : "?"),
-			 errdetail("The rule would replace the insert of the %s, and okno stores a booking only together with its idempotency key and its event.",
-					   what),
+			 errdetail("The rule would replace the insert of the %s, and %s.",
+					   what, why_stored(what)),
 			 errhint("Make the rule an ALSO rule, or drop it.")));
 	pg_unreachable();
 }

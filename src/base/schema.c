@@ -49,6 +49,8 @@ static Oid	cache_nsp = InvalidOid;
 static char *cache_schema = NULL;	/* quoted, in TopMemoryContext */
 static char *cache_schema_raw = NULL;	/* unquoted, in TopMemoryContext */
 static char cache_extversion[NAMEDATALEN];	/* pg_extension.extversion */
+static int	cache_version = 0;	/* the same as a number (OKNO_V) */
+static Oid	cache_delivery = InvalidOid;	/* okno's own okno_delivery */
 static OknoBinding cache_binding;
 
 static void
@@ -57,6 +59,16 @@ okno_relcache_callback(Datum arg pg_attribute_unused(), Oid relid)
 	int			i;
 
 	if (!OidIsValid(relid))
+	{
+		cache_valid = false;
+		return;
+	}
+	/*
+	 * okno's own okno_delivery: an update of okno alters it (0.7.0 renamed
+	 * a column), and a DROP EXTENSION drops it; the version and the plans'
+	 * texts are looked up again after either
+	 */
+	if (relid == cache_delivery)
 	{
 		cache_valid = false;
 		return;
@@ -185,11 +197,24 @@ okno_ensure_cache(void)
 		okno_ensure_schema();
 	}
 
+	{
+		int			major = 0,
+					minor = 0,
+					patch = 0;
+
+		/* an unknown form of version (none of okno's) is the newest */
+		if (sscanf(cache_extversion, "%d.%d.%d", &major, &minor, &patch) == 3)
+			cache_version = OKNO_V(major, minor, patch);
+		else
+			cache_version = INT_MAX;
+	}
+	cache_delivery = get_relname_relid("okno_delivery", cache_nsp);
+
 	/* assume valid from here; an invalidation arriving meanwhile resets it */
 	cache_valid = true;
 	PG_TRY();
 	{
-		okno_bind_tables(cache_nsp, cache_schema, cache_extversion, &binding);
+		okno_bind_tables(cache_nsp, cache_schema, cache_version, &binding);
 	}
 	PG_CATCH();
 	{
@@ -257,6 +282,37 @@ okno_relid(OknoRel rel)
 }
 
 /*
+ * The version of okno installed in this database (pg_extension.extversion)
+ * as OKNO_V(major, minor, patch), read when the tables were bound: the new
+ * library serves an older install as its own version did.
+ */
+int
+okno_installed_version(void)
+{
+	okno_ensure_cache();
+	return cache_version;
+}
+
+/*
+ * The same, read from pg_extension now rather than at the last binding,
+ * and without binding (for a call that prepares tables that cannot serve
+ * yet).
+ */
+int
+okno_installed_version_uncached(void)
+{
+	int			major = 0,
+				minor = 0,
+				patch = 0;
+
+	okno_ensure_schema();
+	(void) lookup_extension_schema();
+	if (sscanf(cache_extversion, "%d.%d.%d", &major, &minor, &patch) == 3)
+		return OKNO_V(major, minor, patch);
+	return INT_MAX;
+}
+
+/*
  * A number that changes whenever the cached schema and OIDs are looked up
  * again: whatever is derived from them must then be derived again.
  */
@@ -285,7 +341,9 @@ okno_plan(OknoPlan *p)
 			SPI_freeplan(p->plan);
 			p->plan = NULL;
 		}
-		sql = psprintf(p->sql, cache_schema);
+		/* an install older than 0.7.0 has no order keys (base.h) */
+		sql = psprintf(p->sql_0_6 != NULL && cache_version < OKNO_V(0, 7, 0) ?
+					   p->sql_0_6 : p->sql, cache_schema);
 		/*
 		 * With cursor_options CURSOR_OPT_GENERIC_PLAN the plan is planned
 		 * once; otherwise the plan cache plans the first five executions

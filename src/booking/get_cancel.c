@@ -149,7 +149,11 @@ okno_cancel_booking(PG_FUNCTION_ARGS)
 	okno_check_spi(rc, SPI_OK_UPDATE_RETURNING, "booking cancel");
 	if (SPI_processed == 1)
 	{
+		char	   *key = psprintf(INT64_FORMAT, id);
+
 		card = card_from_spi(id, actor, cxt);
+		/* the booking's order key's turn (outbox/emit.c), then the event */
+		okno_lock_order_key(key, strlen(key));
 		okno_insert_event(OKNO_EVENT_BOOKING_CANCELLED, okno_event_payload(id));
 	}
 	else

@@ -28,45 +28,53 @@
 
 /*
  * The condition that event p (an alias of outbox in the query) is not held
- * back: no earlier event of its booking is undelivered.  A booking_created
- * event is the first of its booking by construction (the booking and its
- * event are written in one transaction, and nothing else can name the
- * booking before that commits), so only the later kinds are looked up: the
- * common case costs a string comparison.  "Earlier" is id order, except
- * that an id that is not a UUID version 7 (the course's events, adopted)
- * comes before every version 7 id.  The lookup runs on the index
- * outbox_order, whose expression and predicate it repeats, once per
- * candidate: a scalar subquery with LIMIT, which the planner keeps as a
- * per-row probe (a NOT EXISTS would become an anti-join that hashes every
- * undelivered event before the first one is picked).  The plan texts that
- * use it name okno's schema as %1$s.
+ * back: no earlier event of its order key (base.h's OKNO_SQL_ORDER_KEY: a
+ * booking's id, or okno_emit's order key) is undelivered.  An event
+ * without a key is in no group.  A booking_created event is the first of
+ * its booking by construction (the booking and its event are written in
+ * one transaction, and nothing okno writes can name the booking before
+ * that commits), so only the other kinds are looked up: the common case
+ * costs a string comparison.  "Earlier" is id order, except that an id
+ * that is not a UUID version 7 (the course's events, adopted) comes before
+ * every version 7 id.  The lookup runs on the index outbox_order_key,
+ * whose expression and predicate it repeats, once per candidate: a scalar
+ * subquery with LIMIT, which the planner keeps as a per-row probe (a NOT
+ * EXISTS would become an anti-join that hashes every undelivered event
+ * before the first one is picked).  KEY is the order key's macro (before
+ * 0.7.0 the booking of payload -> 'booking_id', on the index
+ * outbox_order).  The plan texts that use it name okno's schema as %1$s.
  */
-#define OKNO_SQL_NOT_HELD_BACK(p) \
+#define OKNO_SQL_NOT_HELD_BACK_(p, KEY) \
 	" AND (" p ".kind OPERATOR(pg_catalog.=) 'booking_created'" \
+	"  OR " KEY(p) " IS NULL" \
 	"  OR (SELECT q.id FROM %1$s.outbox AS q" \
-	"   WHERE (q.payload OPERATOR(pg_catalog.->) 'booking_id')" \
-	"         OPERATOR(pg_catalog.=) (" p ".payload OPERATOR(pg_catalog.->) 'booking_id')" \
+	"   WHERE " KEY("q") " OPERATOR(pg_catalog.=) " KEY(p) \
 	"     AND q.delivered_at IS NULL AND q.id OPERATOR(pg_catalog.<>) " p ".id" \
 	"     AND" OKNO_SQL_EARLIER("q.id", p ".id") \
 	"   LIMIT 1) IS NULL)"
+#define OKNO_SQL_NOT_HELD_BACK(p) OKNO_SQL_NOT_HELD_BACK_(p, OKNO_SQL_ORDER_KEY)
+#define OKNO_SQL_NOT_HELD_BACK_0_6(p) OKNO_SQL_NOT_HELD_BACK_(p, OKNO_SQL_ORDER_KEY_0_6)
 
 /*
  * Row p of okno_delivery is due for the subscriber named by parameter s:
- * undelivered, not parked, not delayed, and no earlier event of its
- * booking undelivered (drain_subscriber.c's pick, wait.c's check)
+ * undelivered, not parked, not delayed, and no earlier event of its order
+ * key undelivered (drain_subscriber.c's pick, wait.c's check); COL is the
+ * order key's column (OKNO_DELIVERY_KEY, before 0.7.0 its booking)
  */
-#define OKNO_SQL_DELIVERY_DUE(p, s) \
+#define OKNO_SQL_DELIVERY_DUE_(p, s, COL) \
 	" " p ".subscriber OPERATOR(pg_catalog.=) " s \
 	" AND " p ".delivered_at IS NULL AND " p ".parked_at IS NULL" \
 	" AND (" p ".available_at IS NULL" \
 	"      OR " p ".available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())" \
 	" AND (" p ".first OR (SELECT q.event_id FROM %1$s.okno_delivery AS q" \
 	"   WHERE q.subscriber OPERATOR(pg_catalog.=) " s \
-	"     AND q.booking OPERATOR(pg_catalog.=) " p ".booking" \
+	"     AND q." COL " OPERATOR(pg_catalog.=) " p "." COL \
 	"     AND q.delivered_at IS NULL" \
 	"     AND q.event_id OPERATOR(pg_catalog.<>) " p ".event_id" \
 	"     AND" OKNO_SQL_EARLIER("q.event_id", p ".event_id") \
 	"   LIMIT 1) IS NULL)"
+#define OKNO_SQL_DELIVERY_DUE(p, s) OKNO_SQL_DELIVERY_DUE_(p, s, OKNO_DELIVERY_KEY)
+#define OKNO_SQL_DELIVERY_DUE_0_6(p, s) OKNO_SQL_DELIVERY_DUE_(p, s, OKNO_DELIVERY_KEY_0_6)
 
 /*
  * Event e was written by a transaction that snapshot cur sees finished and
@@ -84,12 +92,14 @@
  * wait's scan start).  The drains (drain_outbox.c) and the wait (wait.c)
  * both use it.
  */
-#define OKNO_SQL_OUTBOX_DUE(p, after) \
+#define OKNO_SQL_OUTBOX_DUE_(p, after, HELD) \
 	" " p ".delivered_at IS NULL AND " p ".parked_at IS NULL" \
 	" AND " p ".id OPERATOR(pg_catalog.>) " after \
 	" AND (" p ".available_at IS NULL" \
 	"      OR " p ".available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())" \
-	OKNO_SQL_NOT_HELD_BACK(p)
+	HELD(p)
+#define OKNO_SQL_OUTBOX_DUE(p, after) OKNO_SQL_OUTBOX_DUE_(p, after, OKNO_SQL_NOT_HELD_BACK)
+#define OKNO_SQL_OUTBOX_DUE_0_6(p, after) OKNO_SQL_OUTBOX_DUE_(p, after, OKNO_SQL_NOT_HELD_BACK_0_6)
 
 /* drain.c: the SQL drains; the group's init */
 extern void okno_delivery_init(void);

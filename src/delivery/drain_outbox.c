@@ -110,23 +110,25 @@ static OknoPlan drain_one_0_1_plan = {
 
 /*
  * The pick takes the first due rows by id that no earlier event of their
- * booking holds back, judged in the statement's snapshot: an event
- * delivered in this batch still holds its booking's later events back
- * until the next drain.  set names what the update sets besides
- * delivered_at.
+ * order key holds back, judged in the statement's snapshot: an event
+ * delivered in this batch still holds its key's later events back until
+ * the next drain.  DUE is the due rule of the installed version (before
+ * 0.7.0 the order key was the booking); set names what the update sets
+ * besides delivered_at.
  */
-#define OKNO_SQL_DRAIN(set) \
+#define OKNO_SQL_DRAIN(DUE, set) \
 	"WITH delivered AS (" \
 	" UPDATE %1$s.outbox AS o SET delivered_at = pg_catalog.clock_timestamp()" set \
 	"  WHERE o.id OPERATOR(pg_catalog.=) ANY (ARRAY(" \
 	"   SELECT p.id FROM %1$s.outbox AS p" \
-	"    WHERE" OKNO_SQL_OUTBOX_DUE("p", "$2") \
+	"    WHERE" DUE("p", "$2") \
 	"    ORDER BY p.id LIMIT $1 FOR UPDATE SKIP LOCKED))" \
 	"  RETURNING o.id, o.kind::pg_catalog.text AS kind, o.payload, o.attempts)" \
 	" SELECT id, kind, payload, attempts FROM delivered ORDER BY id"
 
 static OknoPlan drain_plan = {
-	.sql = OKNO_SQL_DRAIN(""),
+	.sql = OKNO_SQL_DRAIN(OKNO_SQL_OUTBOX_DUE, ""),
+	.sql_0_6 = OKNO_SQL_DRAIN(OKNO_SQL_OUTBOX_DUE_0_6, ""),
 	.nargs = 2,
 	.argtypes = {INT4OID, UUIDOID},
 	.cursor_options = CURSOR_OPT_GENERIC_PLAN
@@ -137,9 +139,12 @@ static OknoPlan drain_plan = {
  * subscriber has copied ($3, see forget_horizon), so that the delivered
  * row leaves the partial index outbox_created_xid (okno 0.5.0).
  */
+#define OKNO_SQL_FORGET \
+	", created_xid = CASE WHEN o.created_xid OPERATOR(pg_catalog.<) $3" \
+	" THEN NULL ELSE o.created_xid END"
 static OknoPlan drain_forget_plan = {
-	.sql = OKNO_SQL_DRAIN(", created_xid = CASE WHEN o.created_xid OPERATOR(pg_catalog.<) $3"
-						  " THEN NULL ELSE o.created_xid END"),
+	.sql = OKNO_SQL_DRAIN(OKNO_SQL_OUTBOX_DUE, OKNO_SQL_FORGET),
+	.sql_0_6 = OKNO_SQL_DRAIN(OKNO_SQL_OUTBOX_DUE_0_6, OKNO_SQL_FORGET),
 	.nargs = 3,
 	.argtypes = {INT4OID, UUIDOID, XID8OID},
 	.cursor_options = CURSOR_OPT_GENERIC_PLAN

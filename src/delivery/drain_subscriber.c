@@ -122,25 +122,35 @@ static OknoPlan lock_plan = {
  * picks from outbox; delivered by deleting a row that never failed, by
  * setting delivered_at on the others
  */
+#define OKNO_SQL_PICK(DUE, KEY) \
+	"WITH p AS MATERIALIZED (" \
+	" SELECT p.ctid AS t, p.attempts OPERATOR(pg_catalog.=) 0 AND p.last_error IS NULL AS plain" \
+	"   FROM %1$s.okno_delivery AS p" \
+	"  WHERE" DUE("p", "$2") \
+	"  ORDER BY p.subscriber, p.event_id LIMIT $1 FOR UPDATE SKIP LOCKED)," \
+	" x AS (" \
+	" DELETE FROM %1$s.okno_delivery AS o" \
+	"  WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT p.t FROM p WHERE p.plain))" \
+	"  RETURNING o.event_id, o.attempts, " KEY("o") " AS k)," \
+	" u AS (" \
+	" UPDATE %1$s.okno_delivery AS o SET delivered_at = pg_catalog.clock_timestamp()" \
+	"  WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT p.t FROM p WHERE NOT p.plain))" \
+	"  RETURNING o.event_id, o.attempts, " KEY("o") " AS k)," \
+	" d AS (SELECT * FROM x UNION ALL SELECT * FROM u)" \
+	" SELECT d.event_id, e.kind::pg_catalog.text, e.payload, d.attempts, d.k" \
+	"   FROM d JOIN %1$s.outbox AS e ON e.id OPERATOR(pg_catalog.=) d.event_id" \
+	"  ORDER BY d.event_id"
+
+/*
+ * The order key of a row of okno_delivery as the jsonb the copy compares
+ * (step 3's $3): a JSON string from 0.7.0 on, the booking before
+ */
+#define OKNO_SQL_DELIVERY_KEY_JSON(o) "pg_catalog.to_jsonb(" o "." OKNO_DELIVERY_KEY ")"
+#define OKNO_SQL_DELIVERY_KEY_JSON_0_6(o) o "." OKNO_DELIVERY_KEY_0_6
+
 static OknoPlan pick_plan = {
-	.sql =
-	"WITH p AS MATERIALIZED ("
-	" SELECT p.ctid AS t, p.attempts OPERATOR(pg_catalog.=) 0 AND p.last_error IS NULL AS plain"
-	"   FROM %1$s.okno_delivery AS p"
-	"  WHERE" OKNO_SQL_DELIVERY_DUE("p", "$2")
-	"  ORDER BY p.subscriber, p.event_id LIMIT $1 FOR UPDATE SKIP LOCKED),"
-	" x AS ("
-	" DELETE FROM %1$s.okno_delivery AS o"
-	"  WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT p.t FROM p WHERE p.plain))"
-	"  RETURNING o.event_id, o.attempts, o.booking),"
-	" u AS ("
-	" UPDATE %1$s.okno_delivery AS o SET delivered_at = pg_catalog.clock_timestamp()"
-	"  WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT p.t FROM p WHERE NOT p.plain))"
-	"  RETURNING o.event_id, o.attempts, o.booking),"
-	" d AS (SELECT * FROM x UNION ALL SELECT * FROM u)"
-	" SELECT d.event_id, e.kind::pg_catalog.text, e.payload, d.attempts, d.booking"
-	"   FROM d JOIN %1$s.outbox AS e ON e.id OPERATOR(pg_catalog.=) d.event_id"
-	"  ORDER BY d.event_id",
+	.sql = OKNO_SQL_PICK(OKNO_SQL_DELIVERY_DUE, OKNO_SQL_DELIVERY_KEY_JSON),
+	.sql_0_6 = OKNO_SQL_PICK(OKNO_SQL_DELIVERY_DUE_0_6, OKNO_SQL_DELIVERY_KEY_JSON_0_6),
 	.nargs = 2,
 	.argtypes = {INT4OID, TEXTOID},
 	.cursor_options = CURSOR_OPT_GENERIC_PLAN
@@ -188,47 +198,54 @@ static OknoPlan cut_plan = {
  * least its xmax whatever $5 says: a cut below it would make the next
  * copy hand out again what this subscriber was given).
  */
+#define OKNO_SQL_COPY(KEY, KEY_JSON, COL) \
+	"WITH s AS MATERIALIZED (" \
+	" SELECT u.copied_snapshot AS l, pg_catalog.pg_current_snapshot() AS c" \
+	"   FROM %1$s.okno_subscriber AS u WHERE u.name OPERATOR(pg_catalog.=) $1)," \
+	" b AS MATERIALIZED (" \
+	" SELECT GREATEST(LEAST(COALESCE($5, pg_catalog.pg_snapshot_xmax(s.c))," \
+	"                        pg_catalog.pg_snapshot_xmax(s.c))," \
+	"                  pg_catalog.pg_snapshot_xmax(s.l)) AS x" \
+	"   FROM s)," \
+	" n AS MATERIALIZED (" \
+	" SELECT e.id, e.kind::pg_catalog.text AS kind, e.payload," \
+	"        " KEY("e") " AS k," \
+	"        e.kind OPERATOR(pg_catalog.=) 'booking_created' AS first" \
+	"   FROM s, b, %1$s.outbox AS e" \
+	"  WHERE e.created_xid OPERATOR(pg_catalog.<) b.x" \
+	"    AND" OKNO_SQL_NEW_EVENT("e") ")," \
+	" h AS MATERIALIZED (" \
+	" SELECT n.*, NOT n.first AND n.k IS NOT NULL AND (" \
+	"        pg_catalog.row_number() OVER (PARTITION BY n.k" \
+	"          ORDER BY " OKNO_SQL_V7("n.id") ", n.id) OPERATOR(pg_catalog.>) 1" \
+	"        OR (SELECT q.event_id FROM %1$s.okno_delivery AS q" \
+	"             WHERE q.subscriber OPERATOR(pg_catalog.=) $1" \
+	"               AND q." COL " OPERATOR(pg_catalog.=) n.k" \
+	"               AND q.delivered_at IS NULL" \
+	"               AND" OKNO_SQL_EARLIER("q.event_id", "n.id") \
+	"             LIMIT 1) IS NOT NULL" \
+	"        OR " KEY_JSON("n.k") " OPERATOR(pg_catalog.=) ANY ($3)) AS held" \
+	"   FROM n)," \
+	" r AS MATERIALIZED (" \
+	" SELECT h.*, NOT h.held AND pg_catalog.row_number() OVER (PARTITION BY h.held ORDER BY h.id)" \
+	"        OPERATOR(pg_catalog.<=) $2 AS go" \
+	"   FROM h)," \
+	" ins AS (" \
+	" INSERT INTO %1$s.okno_delivery (subscriber, event_id, " COL ", first)" \
+	" SELECT $1, r.id, r.k, r.first FROM r WHERE NOT r.go)," \
+	" upd AS (" \
+	" UPDATE %1$s.okno_subscriber AS u SET copied_snapshot = " OKNO_SQL_NEW_SNAPSHOT("$4") "," \
+	"        copied_at = pg_catalog.now()" \
+	"   FROM s, b WHERE u.name OPERATOR(pg_catalog.=) $1)" \
+	" SELECT r.id, r.kind, r.payload, 0 FROM r WHERE r.go ORDER BY r.id"
+
+/* a key as the jsonb step 2 handed out ($3): see OKNO_SQL_DELIVERY_KEY_JSON */
+#define OKNO_SQL_KEY_JSON(k) "pg_catalog.to_jsonb(" k ")"
+#define OKNO_SQL_KEY_JSON_0_6(k) k
+
 static OknoPlan copy_plan = {
-	.sql =
-	"WITH s AS MATERIALIZED ("
-	" SELECT u.copied_snapshot AS l, pg_catalog.pg_current_snapshot() AS c"
-	"   FROM %1$s.okno_subscriber AS u WHERE u.name OPERATOR(pg_catalog.=) $1),"
-	" b AS MATERIALIZED ("
-	" SELECT GREATEST(LEAST(COALESCE($5, pg_catalog.pg_snapshot_xmax(s.c)),"
-	"                        pg_catalog.pg_snapshot_xmax(s.c)),"
-	"                  pg_catalog.pg_snapshot_xmax(s.l)) AS x"
-	"   FROM s),"
-	" n AS MATERIALIZED ("
-	" SELECT e.id, e.kind::pg_catalog.text AS kind, e.payload,"
-	"        e.payload OPERATOR(pg_catalog.->) 'booking_id' AS booking,"
-	"        e.kind OPERATOR(pg_catalog.=) 'booking_created' AS first"
-	"   FROM s, b, %1$s.outbox AS e"
-	"  WHERE e.created_xid OPERATOR(pg_catalog.<) b.x"
-	"    AND" OKNO_SQL_NEW_EVENT("e") "),"
-	" h AS MATERIALIZED ("
-	" SELECT n.*, NOT n.first AND n.booking IS NOT NULL AND ("
-	"        pg_catalog.row_number() OVER (PARTITION BY n.booking"
-	"          ORDER BY " OKNO_SQL_V7("n.id") ", n.id) OPERATOR(pg_catalog.>) 1"
-	"        OR (SELECT q.event_id FROM %1$s.okno_delivery AS q"
-	"             WHERE q.subscriber OPERATOR(pg_catalog.=) $1"
-	"               AND q.booking OPERATOR(pg_catalog.=) n.booking"
-	"               AND q.delivered_at IS NULL"
-	"               AND" OKNO_SQL_EARLIER("q.event_id", "n.id")
-	"             LIMIT 1) IS NOT NULL"
-	"        OR n.booking OPERATOR(pg_catalog.=) ANY ($3)) AS held"
-	"   FROM n),"
-	" r AS MATERIALIZED ("
-	" SELECT h.*, NOT h.held AND pg_catalog.row_number() OVER (PARTITION BY h.held ORDER BY h.id)"
-	"        OPERATOR(pg_catalog.<=) $2 AS go"
-	"   FROM h),"
-	" ins AS ("
-	" INSERT INTO %1$s.okno_delivery (subscriber, event_id, booking, first)"
-	" SELECT $1, r.id, r.booking, r.first FROM r WHERE NOT r.go),"
-	" upd AS ("
-	" UPDATE %1$s.okno_subscriber AS u SET copied_snapshot = " OKNO_SQL_NEW_SNAPSHOT("$4") ","
-	"        copied_at = pg_catalog.now()"
-	"   FROM s, b WHERE u.name OPERATOR(pg_catalog.=) $1)"
-	" SELECT r.id, r.kind, r.payload, 0 FROM r WHERE r.go ORDER BY r.id",
+	.sql = OKNO_SQL_COPY(OKNO_SQL_ORDER_KEY, OKNO_SQL_KEY_JSON, OKNO_DELIVERY_KEY),
+	.sql_0_6 = OKNO_SQL_COPY(OKNO_SQL_ORDER_KEY_0_6, OKNO_SQL_KEY_JSON_0_6, OKNO_DELIVERY_KEY_0_6),
 	.nargs = 5,
 	.argtypes = {TEXTOID, INT4OID, JSONBARRAYOID, XID8OID, XID8OID},
 	.cursor_options = CURSOR_OPT_GENERIC_PLAN
@@ -247,29 +264,32 @@ static OknoPlan copy_plan = {
  * its snapshot).  A NULL created_xid is an event every subscriber had
  * copied, or one from before 0.5.0.
  */
+#define OKNO_SQL_REBASE(KEY, COL) \
+	"WITH s AS MATERIALIZED (" \
+	" SELECT u.since, u.copied_at, u.copied_snapshot AS l, pg_catalog.pg_current_snapshot() AS c" \
+	"   FROM %1$s.okno_subscriber AS u WHERE u.name OPERATOR(pg_catalog.=) $1)," \
+	" ins AS (" \
+	" INSERT INTO %1$s.okno_delivery (subscriber, event_id, " COL ", first)" \
+	" SELECT $1, e.id, " KEY("e") "," \
+	"        e.kind OPERATOR(pg_catalog.=) 'booking_created'" \
+	"   FROM s, %1$s.outbox AS e" \
+	"  WHERE e.created_at OPERATOR(pg_catalog.>=) s.since AND e.created_xid IS NOT NULL" \
+	"    AND e.created_xid IS DISTINCT FROM $2" \
+	"    AND (e.created_at OPERATOR(pg_catalog.>) s.copied_at" \
+	"         OR NOT pg_catalog.pg_visible_in_snapshot(e.created_xid, s.l))" \
+	"    AND NOT EXISTS (SELECT FROM %1$s.okno_delivery AS d" \
+	"                     WHERE d.subscriber OPERATOR(pg_catalog.=) $1" \
+	"                       AND d.event_id OPERATOR(pg_catalog.=) e.id)" \
+	"  RETURNING 1)" \
+	" UPDATE %1$s.okno_subscriber AS u SET copied_snapshot = " OKNO_SQL_NEW_SNAPSHOT("$2") "," \
+	"        copied_system = $3, copied_at = pg_catalog.now()" \
+	"   FROM s, (SELECT pg_catalog.pg_snapshot_xmax(s.c) AS x FROM s) AS b" \
+	"  WHERE u.name OPERATOR(pg_catalog.=) $1" \
+	" RETURNING (SELECT pg_catalog.count(*) FROM ins)"
+
 static OknoPlan rebase_plan = {
-	.sql =
-	"WITH s AS MATERIALIZED ("
-	" SELECT u.since, u.copied_at, u.copied_snapshot AS l, pg_catalog.pg_current_snapshot() AS c"
-	"   FROM %1$s.okno_subscriber AS u WHERE u.name OPERATOR(pg_catalog.=) $1),"
-	" ins AS ("
-	" INSERT INTO %1$s.okno_delivery (subscriber, event_id, booking, first)"
-	" SELECT $1, e.id, e.payload OPERATOR(pg_catalog.->) 'booking_id',"
-	"        e.kind OPERATOR(pg_catalog.=) 'booking_created'"
-	"   FROM s, %1$s.outbox AS e"
-	"  WHERE e.created_at OPERATOR(pg_catalog.>=) s.since AND e.created_xid IS NOT NULL"
-	"    AND e.created_xid IS DISTINCT FROM $2"
-	"    AND (e.created_at OPERATOR(pg_catalog.>) s.copied_at"
-	"         OR NOT pg_catalog.pg_visible_in_snapshot(e.created_xid, s.l))"
-	"    AND NOT EXISTS (SELECT FROM %1$s.okno_delivery AS d"
-	"                     WHERE d.subscriber OPERATOR(pg_catalog.=) $1"
-	"                       AND d.event_id OPERATOR(pg_catalog.=) e.id)"
-	"  RETURNING 1)"
-	" UPDATE %1$s.okno_subscriber AS u SET copied_snapshot = " OKNO_SQL_NEW_SNAPSHOT("$2") ","
-	"        copied_system = $3, copied_at = pg_catalog.now()"
-	"   FROM s, (SELECT pg_catalog.pg_snapshot_xmax(s.c) AS x FROM s) AS b"
-	"  WHERE u.name OPERATOR(pg_catalog.=) $1"
-	" RETURNING (SELECT pg_catalog.count(*) FROM ins)",
+	.sql = OKNO_SQL_REBASE(OKNO_SQL_ORDER_KEY, OKNO_DELIVERY_KEY),
+	.sql_0_6 = OKNO_SQL_REBASE(OKNO_SQL_ORDER_KEY_0_6, OKNO_DELIVERY_KEY_0_6),
 	.nargs = 3,
 	.argtypes = {TEXTOID, XID8OID, INT8OID}
 };
@@ -417,7 +437,7 @@ okno_drain_subscriber(ReturnSetInfo *rsinfo, const char *subscriber,
 			nulls[4] = ' ';
 		}
 
-		/* the bookings of the events step 2 handed out (NULL: none) */
+		/* the order keys of the events step 2 handed out (NULL: none) */
 		nb = 0;
 		for (i = 0; i < npicked; i++)
 		{

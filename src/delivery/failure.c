@@ -169,19 +169,22 @@ static OknoPlan requeue_delivery_plan = {
  * waits for this transaction and then removes the row written here; a
  * drain's lock of it (FOR NO KEY UPDATE) does not make this wait.
  */
+#define OKNO_SQL_DELIVERED_ROW(KEY, COL) \
+	"INSERT INTO %1$s.okno_delivery (subscriber, event_id, " COL ", first, delivered_at)" \
+	" SELECT u.name, e.id, " KEY("e") "," \
+	"        e.kind OPERATOR(pg_catalog.=) 'booking_created', pg_catalog.clock_timestamp()" \
+	"   FROM %1$s.okno_subscriber AS u, %1$s.outbox AS e" \
+	"  WHERE u.name OPERATOR(pg_catalog.=) $2 AND e.id OPERATOR(pg_catalog.=) $1" \
+	"    AND u.copied_system OPERATOR(pg_catalog.=) $3" \
+	"    AND e.created_at OPERATOR(pg_catalog.>=) u.since" \
+	"    AND (e.created_xid IS NULL" \
+	"         OR pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot))" \
+	"    FOR KEY SHARE OF u" \
+	" ON CONFLICT (subscriber, event_id) DO NOTHING"
+
 static OknoPlan delivered_row_plan = {
-	.sql =
-	"INSERT INTO %1$s.okno_delivery (subscriber, event_id, booking, first, delivered_at)"
-	" SELECT u.name, e.id, e.payload OPERATOR(pg_catalog.->) 'booking_id',"
-	"        e.kind OPERATOR(pg_catalog.=) 'booking_created', pg_catalog.clock_timestamp()"
-	"   FROM %1$s.okno_subscriber AS u, %1$s.outbox AS e"
-	"  WHERE u.name OPERATOR(pg_catalog.=) $2 AND e.id OPERATOR(pg_catalog.=) $1"
-	"    AND u.copied_system OPERATOR(pg_catalog.=) $3"
-	"    AND e.created_at OPERATOR(pg_catalog.>=) u.since"
-	"    AND (e.created_xid IS NULL"
-	"         OR pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot))"
-	"    FOR KEY SHARE OF u"
-	" ON CONFLICT (subscriber, event_id) DO NOTHING",
+	.sql = OKNO_SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY, OKNO_DELIVERY_KEY),
+	.sql_0_6 = OKNO_SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY_0_6, OKNO_DELIVERY_KEY_0_6),
 	.nargs = 3,
 	.argtypes = {UUIDOID, TEXTOID, INT8OID}
 };
@@ -208,12 +211,15 @@ write_delivered_row(pg_uuid_t *id, const char *subscriber)
  * The default subscriber's state of an event as a row of okno_delivery:
  * okno_record_failure's result when it is called with "default".
  */
+#define OKNO_SQL_DEFAULT_AS_DELIVERY(KEY) \
+	"SELECT ROW('default', o.id, " KEY("o") "," \
+	" o.kind OPERATOR(pg_catalog.=) 'booking_created', o.delivered_at, o.attempts," \
+	" o.last_error, o.available_at, o.parked_at)::%1$s.okno_delivery" \
+	" FROM %1$s.outbox AS o WHERE o.id OPERATOR(pg_catalog.=) $1"
+
 static OknoPlan default_as_delivery_plan = {
-	.sql =
-	"SELECT ROW('default', o.id, o.payload OPERATOR(pg_catalog.->) 'booking_id',"
-	" o.kind OPERATOR(pg_catalog.=) 'booking_created', o.delivered_at, o.attempts,"
-	" o.last_error, o.available_at, o.parked_at)::%1$s.okno_delivery"
-	" FROM %1$s.outbox AS o WHERE o.id OPERATOR(pg_catalog.=) $1",
+	.sql = OKNO_SQL_DEFAULT_AS_DELIVERY(OKNO_SQL_ORDER_KEY),
+	.sql_0_6 = OKNO_SQL_DEFAULT_AS_DELIVERY(OKNO_SQL_ORDER_KEY_0_6),
 	.nargs = 1,
 	.argtypes = {UUIDOID}
 };

@@ -41,7 +41,7 @@ PG_FUNCTION_INFO_V1(okno_subscriber_counts);
  * The default subscriber's counts, one row; $1 is outbox's OID (for its
  * live-row count).
  */
-#define OUTBOX_COUNTS_SQL \
+#define OUTBOX_COUNTS_SQL(KEY) \
 	"SELECT p.pending, p.due_now," \
 	"       p.pending OPERATOR(pg_catalog.-) p.due_now OPERATOR(pg_catalog.-) p.held_back AS delayed," \
 	"       k.parked," \
@@ -61,8 +61,7 @@ PG_FUNCTION_INFO_V1(okno_subscriber_counts);
 	"          FROM (SELECT e.created_at, e.available_at," \
 	"                       e.kind OPERATOR(pg_catalog.<>) 'booking_created'" \
 	"                       AND EXISTS (SELECT FROM %1$s.outbox AS q" \
-	"                        WHERE (q.payload OPERATOR(pg_catalog.->) 'booking_id')" \
-	"                              OPERATOR(pg_catalog.=) (e.payload OPERATOR(pg_catalog.->) 'booking_id')" \
+	"                        WHERE " KEY("q") " OPERATOR(pg_catalog.=) " KEY("e") \
 	"                          AND q.delivered_at IS NULL AND q.id OPERATOR(pg_catalog.<>) e.id" \
 	"                          AND" OKNO_SQL_EARLIER("q.id", "e.id") ") AS held" \
 	"                  FROM %1$s.outbox AS e" \
@@ -71,7 +70,8 @@ PG_FUNCTION_INFO_V1(okno_subscriber_counts);
 	"         WHERE o.parked_at IS NOT NULL AND o.delivered_at IS NULL) AS k"
 
 static OknoPlan outbox_counts_plan = {
-	.sql = OUTBOX_COUNTS_SQL,
+	.sql = OUTBOX_COUNTS_SQL(OKNO_SQL_ORDER_KEY),
+	.sql_0_6 = OUTBOX_COUNTS_SQL(OKNO_SQL_ORDER_KEY_0_6),
 	.nargs = 1,
 	.argtypes = {OIDOID}
 };
@@ -81,47 +81,50 @@ static OknoPlan outbox_counts_plan = {
  * events committed since its drains last looked (they are also in pending
  * and due_now).
  */
+#define SUBSCRIBER_COUNTS_SQL(KEY, COL) \
+	"WITH s AS (" OUTBOX_COUNTS_SQL(KEY) ")" \
+	" SELECT v.* FROM (" \
+	" SELECT 'default'::pg_catalog.text AS subscriber, NULL::pg_catalog.timestamptz AS subscribed_at," \
+	"        s.pending, s.due_now, s.delayed, s.parked, s.held_back, 0::pg_catalog.int8 AS not_copied," \
+	"        s.oldest_pending_age, NULL::pg_catalog.timestamptz AS copied_at" \
+	"   FROM s" \
+	" UNION ALL" \
+	" SELECT u.name, u.subscribed_at," \
+	"        d.pending OPERATOR(pg_catalog.+) n.not_copied," \
+	"        d.due_now OPERATOR(pg_catalog.+) n.not_copied," \
+	"        d.pending OPERATOR(pg_catalog.-) d.due_now OPERATOR(pg_catalog.-) d.held_back," \
+	"        d.parked, d.held_back, n.not_copied," \
+	"        pg_catalog.now() OPERATOR(pg_catalog.-) LEAST(d.oldest, n.oldest)," \
+	"        u.copied_at" \
+	"   FROM %1$s.okno_subscriber AS u," \
+	"        LATERAL (SELECT pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL) AS pending," \
+	"                        pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL AND NOT x.held" \
+	"                            AND (x.available_at IS NULL" \
+	"                                 OR x.available_at OPERATOR(pg_catalog.<=) pg_catalog.now())) AS due_now," \
+	"                        pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL AND x.held) AS held_back," \
+	"                        pg_catalog.count(*) FILTER (WHERE x.parked_at IS NOT NULL) AS parked," \
+	"                        pg_catalog.min(x.created_at) FILTER (WHERE x.parked_at IS NULL) AS oldest" \
+	"                   FROM (SELECT e.created_at, p.available_at, p.parked_at," \
+	"                                NOT p.first AND EXISTS (SELECT FROM %1$s.okno_delivery AS q" \
+	"                                 WHERE q.subscriber OPERATOR(pg_catalog.=) p.subscriber" \
+	"                                   AND q." COL " OPERATOR(pg_catalog.=) p." COL \
+	"                                   AND q.delivered_at IS NULL" \
+	"                                   AND q.event_id OPERATOR(pg_catalog.<>) p.event_id" \
+	"                                   AND" OKNO_SQL_EARLIER("q.event_id", "p.event_id") ") AS held" \
+	"                           FROM %1$s.okno_delivery AS p" \
+	"                           JOIN %1$s.outbox AS e ON e.id OPERATOR(pg_catalog.=) p.event_id" \
+	"                          WHERE p.subscriber OPERATOR(pg_catalog.=) u.name" \
+	"                            AND p.delivered_at IS NULL) AS x) AS d," \
+	"        LATERAL (SELECT pg_catalog.count(*) AS not_copied, pg_catalog.min(e.created_at) AS oldest" \
+	"                   FROM %1$s.outbox AS e" \
+	"                  WHERE e.created_xid OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmin(u.copied_snapshot)" \
+	"                    AND NOT pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot)) AS n" \
+	" ) AS v" \
+	" ORDER BY v.subscriber OPERATOR(pg_catalog.<>) 'default', v.subscriber"
+
 static OknoPlan subscriber_counts_plan = {
-	.sql =
-	"WITH s AS (" OUTBOX_COUNTS_SQL ")"
-	" SELECT v.* FROM ("
-	" SELECT 'default'::pg_catalog.text AS subscriber, NULL::pg_catalog.timestamptz AS subscribed_at,"
-	"        s.pending, s.due_now, s.delayed, s.parked, s.held_back, 0::pg_catalog.int8 AS not_copied,"
-	"        s.oldest_pending_age, NULL::pg_catalog.timestamptz AS copied_at"
-	"   FROM s"
-	" UNION ALL"
-	" SELECT u.name, u.subscribed_at,"
-	"        d.pending OPERATOR(pg_catalog.+) n.not_copied,"
-	"        d.due_now OPERATOR(pg_catalog.+) n.not_copied,"
-	"        d.pending OPERATOR(pg_catalog.-) d.due_now OPERATOR(pg_catalog.-) d.held_back,"
-	"        d.parked, d.held_back, n.not_copied,"
-	"        pg_catalog.now() OPERATOR(pg_catalog.-) LEAST(d.oldest, n.oldest),"
-	"        u.copied_at"
-	"   FROM %1$s.okno_subscriber AS u,"
-	"        LATERAL (SELECT pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL) AS pending,"
-	"                        pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL AND NOT x.held"
-	"                            AND (x.available_at IS NULL"
-	"                                 OR x.available_at OPERATOR(pg_catalog.<=) pg_catalog.now())) AS due_now,"
-	"                        pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL AND x.held) AS held_back,"
-	"                        pg_catalog.count(*) FILTER (WHERE x.parked_at IS NOT NULL) AS parked,"
-	"                        pg_catalog.min(x.created_at) FILTER (WHERE x.parked_at IS NULL) AS oldest"
-	"                   FROM (SELECT e.created_at, p.available_at, p.parked_at,"
-	"                                NOT p.first AND EXISTS (SELECT FROM %1$s.okno_delivery AS q"
-	"                                 WHERE q.subscriber OPERATOR(pg_catalog.=) p.subscriber"
-	"                                   AND q.booking OPERATOR(pg_catalog.=) p.booking"
-	"                                   AND q.delivered_at IS NULL"
-	"                                   AND q.event_id OPERATOR(pg_catalog.<>) p.event_id"
-	"                                   AND" OKNO_SQL_EARLIER("q.event_id", "p.event_id") ") AS held"
-	"                           FROM %1$s.okno_delivery AS p"
-	"                           JOIN %1$s.outbox AS e ON e.id OPERATOR(pg_catalog.=) p.event_id"
-	"                          WHERE p.subscriber OPERATOR(pg_catalog.=) u.name"
-	"                            AND p.delivered_at IS NULL) AS x) AS d,"
-	"        LATERAL (SELECT pg_catalog.count(*) AS not_copied, pg_catalog.min(e.created_at) AS oldest"
-	"                   FROM %1$s.outbox AS e"
-	"                  WHERE e.created_xid OPERATOR(pg_catalog.>=) pg_catalog.pg_snapshot_xmin(u.copied_snapshot)"
-	"                    AND NOT pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot)) AS n"
-	" ) AS v"
-	" ORDER BY v.subscriber OPERATOR(pg_catalog.<>) 'default', v.subscriber",
+	.sql = SUBSCRIBER_COUNTS_SQL(OKNO_SQL_ORDER_KEY, OKNO_DELIVERY_KEY),
+	.sql_0_6 = SUBSCRIBER_COUNTS_SQL(OKNO_SQL_ORDER_KEY_0_6, OKNO_DELIVERY_KEY_0_6),
 	.nargs = 1,
 	.argtypes = {OIDOID}
 };

@@ -119,6 +119,7 @@ static const char *const create_sql[] = {
 	" available_at timestamptz,"
 	" parked_at timestamptz,"
 	" created_xid xid8 DEFAULT pg_catalog.pg_current_xact_id(),"
+	" order_key text,"
 	" CONSTRAINT outbox_pkey PRIMARY KEY (id),"
 	" CONSTRAINT outbox_attempts_check CHECK (attempts OPERATOR(pg_catalog.>=) 0))"
 };
@@ -133,28 +134,31 @@ typedef struct AddColumn
 	const char *column;
 	const char *definition;		/* a constant default or none: no rewrite */
 	const char *default_sql;	/* set afterwards where it has none, or NULL */
+	bool		course;			/* okno 0.5.0's tables had it (below) */
 } AddColumn;
 
 /*
- * Every column below is one that okno 0.5.0's own tables had: a table that
- * lacks one was written by someone else before okno served it (the course's
- * service), which okno_verify must know (record_checked_since).  A column a
- * later okno adds here for its own tables would not say so.
+ * A column marked course is one that okno 0.5.0's own tables had: a table
+ * that lacks one was written by someone else before okno served it (the
+ * course's service), which okno_verify must know (record_checked_since).
+ * A column a later okno adds (order_key, 0.7.0) says nothing of the kind.
  */
 
 static const AddColumn add_columns[] = {
-	{"bookings", "status", "text NOT NULL DEFAULT 'confirmed'", "'confirmed'"},
-	{"bookings", "created_at", "timestamptz NOT NULL DEFAULT pg_catalog.now()", NULL},
-	{"idempotency", "fingerprint_version", "smallint NOT NULL DEFAULT 0", NULL},
-	{"idempotency", "created_at", "timestamptz NOT NULL DEFAULT pg_catalog.now()", NULL},
-	{"outbox", "created_at", "timestamptz NOT NULL DEFAULT pg_catalog.now()", NULL},
-	{"outbox", "delivered_at", "timestamptz", NULL},
-	{"outbox", "attempts", "integer NOT NULL DEFAULT 0", NULL},
-	{"outbox", "last_error", "text", NULL},
-	{"outbox", "available_at", "timestamptz", NULL},
-	{"outbox", "parked_at", "timestamptz", NULL},
+	{"bookings", "status", "text NOT NULL DEFAULT 'confirmed'", "'confirmed'", true},
+	{"bookings", "created_at", "timestamptz NOT NULL DEFAULT pg_catalog.now()", NULL, true},
+	{"idempotency", "fingerprint_version", "smallint NOT NULL DEFAULT 0", NULL, true},
+	{"idempotency", "created_at", "timestamptz NOT NULL DEFAULT pg_catalog.now()", NULL, true},
+	{"outbox", "created_at", "timestamptz NOT NULL DEFAULT pg_catalog.now()", NULL, true},
+	{"outbox", "delivered_at", "timestamptz", NULL, true},
+	{"outbox", "attempts", "integer NOT NULL DEFAULT 0", NULL, true},
+	{"outbox", "last_error", "text", NULL, true},
+	{"outbox", "available_at", "timestamptz", NULL, true},
+	{"outbox", "parked_at", "timestamptz", NULL, true},
 	/* the rows there have no writing transaction; new ones get theirs */
-	{"outbox", "created_xid", "xid8", "pg_catalog.pg_current_xact_id()"},
+	{"outbox", "created_xid", "xid8", "pg_catalog.pg_current_xact_id()", true},
+	/* 0.7.0: okno_emit's order keys */
+	{"outbox", "order_key", "text", NULL, false},
 };
 
 /*
@@ -180,10 +184,17 @@ static const OutboxIndex outbox_indexes[] = {
 	{"outbox_parked",
 		"^ USING btree \\(id\\) WHERE \\(\\(parked_at IS NOT NULL\\) AND \\(delivered_at IS NULL\\)\\)$",
 	"CREATE INDEX %1$s ON %2$s (id) WHERE parked_at IS NOT NULL AND delivered_at IS NULL"},
-	/* a booking's undelivered events, for delivery in order per booking */
-	{"outbox_order",
-		"^ USING btree \\(\\(?\\(payload -> 'booking_id'::text\\)\\)?, id\\) WHERE \\(delivered_at IS NULL\\)$",
-	"CREATE INDEX %1$s ON %2$s ((payload OPERATOR(pg_catalog.->) 'booking_id'), id)"
+	/*
+	 * the undelivered events of each order key, for delivery in order
+	 * (0.7.0: base.h's OKNO_SQL_ORDER_KEY, which replaces 0.5.0's
+	 * outbox_order on payload -> 'booking_id', obsolete_indexes below)
+	 */
+	{"outbox_order_key",
+		"^ USING btree \\(\\(\\s*CASE\\s+WHEN \\(\\(\\(?kind\\)?(::text)? = 'booking_created'::text\\)"
+		" OR \\(\\(?kind\\)?(::text)? = 'booking_cancelled'::text\\)\\)"
+		" THEN \\(payload ->> 'booking_id'::text\\)\\s+ELSE order_key\\s+END\\), id\\)"
+		" WHERE \\(delivered_at IS NULL\\)$",
+	"CREATE INDEX %1$s ON %2$s (" OKNO_SQL_ORDER_KEY("outbox") ", id)"
 	" WHERE delivered_at IS NULL"},
 	/* the undelivered events that are not a booking's first */
 	{"outbox_later",
@@ -195,6 +206,25 @@ static const OutboxIndex outbox_indexes[] = {
 	{"outbox_created_xid",
 		"^ USING btree \\(created_xid\\) WHERE \\(created_xid IS NOT NULL\\)$",
 	"CREATE INDEX %1$s ON %2$s (created_xid) WHERE created_xid IS NOT NULL"},
+};
+
+/*
+ * okno's indexes on outbox that a later okno no longer uses: dropped once
+ * the database's okno is at least that version (every write pays for an
+ * index; until the update the library serves the database as its own
+ * version did, on them).
+ */
+typedef struct ObsoleteIndex
+{
+	int			until;			/* the okno version that replaced it */
+	OutboxIndex index;
+} ObsoleteIndex;
+
+static const ObsoleteIndex obsolete_indexes[] = {
+	/* 0.5.0's order per booking, replaced by outbox_order_key */
+	{OKNO_V(0, 7, 0), {"outbox_order",
+			"^ USING btree \\(\\(?\\(payload -> 'booking_id'::text\\)\\)?, id\\) WHERE \\(delivered_at IS NULL\\)$",
+	NULL}},
 };
 
 /* what a call did, one line each, for its result */
@@ -300,7 +330,8 @@ lacks_course_column(Oid nsp)
 	{
 		Oid			relid = table_oid(nsp, add_columns[i].table);
 
-		if (OidIsValid(relid) && get_attnum(relid, add_columns[i].column) == InvalidAttrNumber)
+		if (add_columns[i].course && OidIsValid(relid) &&
+			get_attnum(relid, add_columns[i].column) == InvalidAttrNumber)
 			return true;
 	}
 	return false;
@@ -354,6 +385,47 @@ record_checked_since(Changes *ch, const char *schema)
 		changed(ch, "okno_verify: checks bookings created from now on");
 }
 
+/*
+ * Drop okno's indexes on outbox that the installed okno no longer uses
+ * (obsolete_indexes), found by their definition whatever their name.
+ */
+static void
+drop_obsolete_indexes(Changes *ch, Oid relid, const char *schema)
+{
+	int			version = okno_installed_version_uncached();
+	int			i;
+
+	for (i = 0; i < (int) lengthof(obsolete_indexes); i++)
+	{
+		Datum		args[2];
+		int			rc;
+		uint64		j;
+		List	   *names = NIL;
+		ListCell   *lc;
+
+		if (version < obsolete_indexes[i].until)
+			continue;
+		args[0] = ObjectIdGetDatum(relid);
+		args[1] = CStringGetTextDatum(obsolete_indexes[i].index.pattern);
+		rc = SPI_execute_with_args("SELECT c.relname::pg_catalog.text FROM pg_catalog.pg_index AS i"
+								   " JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid"
+								   " WHERE i.indrelid OPERATOR(pg_catalog.=) $1 AND NOT i.indisunique"
+								   " AND pg_catalog.substring(pg_catalog.pg_get_indexdef(i.indexrelid),"
+								   " ' USING .*$') OPERATOR(pg_catalog.~) $2",
+								   2, (Oid[]) {OIDOID, TEXTOID}, args, NULL, true, 0);
+		okno_check_spi(rc, SPI_OK_SELECT, "index lookup");
+		for (j = 0; j < SPI_processed; j++)
+			names = lappend(names, SPI_getvalue(SPI_tuptable->vals[j], SPI_tuptable->tupdesc, 1));
+		foreach(lc, names)
+		{
+			const char *name = (const char *) lfirst(lc);
+
+			run_ddl(psprintf("DROP INDEX %s.%s", schema, quote_identifier(name)));
+			changed(ch, psprintf("outbox: dropped index %s (okno no longer uses it)", name));
+		}
+	}
+}
+
 /* the columns, defaults and indexes okno needs on one existing table */
 static void
 prepare_table(Changes *ch, Oid nsp, const char *schema, const char *table)
@@ -381,7 +453,8 @@ prepare_table(Changes *ch, Oid nsp, const char *schema, const char *table)
 			run_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s", qualified,
 							 quote_identifier(c->column), c->definition));
 			changed(ch, psprintf("%s: added column %s %s", table, c->column, c->definition));
-			ch->course_rows = true;
+			if (c->course)
+				ch->course_rows = true;
 		}
 		if (c->default_sql != NULL)
 		{
@@ -413,6 +486,7 @@ prepare_table(Changes *ch, Oid nsp, const char *schema, const char *table)
 			run_ddl(psprintf(outbox_indexes[i].create, quote_identifier(name), qualified));
 			changed(ch, psprintf("outbox: created index %s", name));
 		}
+		drop_obsolete_indexes(ch, relid, schema);
 	}
 	okno_guard_end(&guard);
 }

@@ -6,7 +6,8 @@
  * Owns: a new event's id (UUID version 7), its row in outbox, the NOTIFY
  * and the setting okno.notify (event.c); waking the relays that wait in
  * okno_wait when the transaction that wrote or released an event commits,
- * the tags those waiters and prepared transactions hold (wake.c).  The
+ * the tags those waiters and prepared transactions hold (wake.c);
+ * okno_emit, an event from any function (emit.c).  The
  * wait itself is delivery's (delivery/wait.c): it holds the tags this
  * group looks up, and nothing here calls it.
  *
@@ -33,6 +34,9 @@ extern void okno_new_event_id(pg_uuid_t *id);
 extern void okno_store_event(pg_uuid_t *id, const char *kind, Jsonb *payload);
 extern void okno_insert_event(const char *kind, Jsonb *payload);
 extern void okno_notify(void);
+
+/* emit.c */
+extern void okno_lock_order_key(const char *key, int len);
 
 /* wake.c */
 #define OKNO_WAIT_TAG_WAITERS	0

@@ -14,7 +14,7 @@ CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 DO $$ BEGIN PERFORM okno_tap.okno_create_tables(); END $$;
 
-SELECT plan(403);
+SELECT plan(413);
 
 -- tables
 SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded',
@@ -84,7 +84,10 @@ SELECT fk_ok('okno_tap', 'idempotency', 'actor_id', 'okno_tap', 'actors', 'id');
 
 -- outbox
 SELECT columns_are('okno_tap', 'outbox',
-    ARRAY['id', 'kind', 'payload', 'created_at', 'delivered_at', 'attempts', 'last_error', 'available_at', 'parked_at', 'created_xid']);
+    ARRAY['id', 'kind', 'payload', 'created_at', 'delivered_at', 'attempts', 'last_error', 'available_at', 'parked_at', 'created_xid',
+          'order_key']);
+SELECT col_type_is('okno_tap', 'outbox', 'order_key', 'text', 'outbox.order_key is text (0.7.0: okno_emit''s order keys)');
+SELECT col_is_null('okno_tap', 'outbox', 'order_key', 'outbox.order_key may be NULL (no order)');
 SELECT col_type_is('okno_tap', 'outbox', 'id', 'uuid', 'outbox.id is uuid');
 SELECT col_is_pk('okno_tap', 'outbox', 'id', 'outbox.id is the primary key');
 SELECT col_type_is('okno_tap', 'outbox', 'kind', 'character varying(40)', 'outbox.kind is varchar(40)');
@@ -114,16 +117,16 @@ SELECT is((SELECT pg_get_expr(indpred, indrelid) FROM pg_index WHERE indexrelid 
 -- indexes
 SELECT indexes_are('okno_tap', 'bookings', ARRAY['bookings_pkey', 'bookings_no_overlap']);
 SELECT indexes_are('okno_tap', 'idempotency', ARRAY['idempotency_pkey']);
-SELECT indexes_are('okno_tap', 'outbox', ARRAY['outbox_pkey', 'outbox_pending', 'outbox_parked', 'outbox_order', 'outbox_later', 'outbox_created_xid']);
+SELECT indexes_are('okno_tap', 'outbox', ARRAY['outbox_pkey', 'outbox_pending', 'outbox_parked', 'outbox_order_key', 'outbox_later', 'outbox_created_xid']);
 SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_created_xid'::regclass),
           'CREATE INDEX outbox_created_xid ON okno_tap.outbox USING btree (created_xid) WHERE (created_xid IS NOT NULL)',
           'outbox_created_xid finds the events of the transactions a subscriber has not copied');
 SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_later'::regclass),
           'CREATE INDEX outbox_later ON okno_tap.outbox USING btree (id) WHERE ((delivered_at IS NULL) AND ((kind)::text <> ''booking_created''::text))',
           'outbox_later holds the undelivered events that are not a booking''s first');
-SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_order'::regclass),
-          'CREATE INDEX outbox_order ON okno_tap.outbox USING btree (((payload -> ''booking_id''::text)), id) WHERE (delivered_at IS NULL)',
-          'outbox_order finds a booking''s undelivered events');
+SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.outbox_order_key'::regclass),
+          E'CREATE INDEX outbox_order_key ON okno_tap.outbox USING btree ((\nCASE\n    WHEN (((kind)::text = ''booking_created''::text) OR ((kind)::text = ''booking_cancelled''::text)) THEN (payload ->> ''booking_id''::text)\n    ELSE order_key\nEND), id) WHERE (delivered_at IS NULL)',
+          'outbox_order_key finds the undelivered events of an order key (a booking''s id for its events)');
 SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint
             WHERE conrelid = 'okno_tap.outbox'::regclass AND conname = 'outbox_attempts_check'),
           'CHECK ((attempts >= 0))', 'outbox.attempts is never negative');
@@ -162,7 +165,8 @@ SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 
     'okno_verify', 'okno_errors', 'okno_create_booking_result', 'okno_wait',
     'okno_requeue_parked', 'okno_discard', 'okno_subscribe', 'okno_unsubscribe',
     'okno_outbox_counts', 'okno_subscriber_counts', 'okno_create_tables', 'okno_prepare_tables',
-    'okno_canonical_json', 'okno_idempotent', 'okno_idempotent_result', 'okno_key_claim', 'okno_key_store']);
+    'okno_canonical_json', 'okno_idempotent', 'okno_idempotent_result', 'okno_key_claim', 'okno_key_store',
+    'okno_emit']);
 CREATE TEMP TABLE fn (name name, args name[], result text, signature text, vol text, par text);
 INSERT INTO fn VALUES
   ('okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb', 'actor integer, key text, payload jsonb', 'volatile', 'u'),
@@ -205,7 +209,8 @@ INSERT INTO fn VALUES
   ('okno_idempotent_result', ARRAY['text', 'text', 'text', 'jsonb', 'regprocedure'], 'record',
    'operation text, scope text, key text, request jsonb, handler regprocedure, OUT response jsonb, OUT replayed boolean', 'volatile', 'u'),
   ('okno_key_claim', ARRAY['text', 'text', 'text', 'jsonb'], 'jsonb', 'operation text, scope text, key text, request jsonb', 'volatile', 'u'),
-  ('okno_key_store', ARRAY['text', 'text', 'text', 'jsonb'], 'jsonb', 'operation text, scope text, key text, response jsonb', 'volatile', 'u');
+  ('okno_key_store', ARRAY['text', 'text', 'text', 'jsonb'], 'jsonb', 'operation text, scope text, key text, response jsonb', 'volatile', 'u'),
+  ('okno_emit', ARRAY['text', 'jsonb', 'text'], 'uuid', 'kind text, payload jsonb, order_key text DEFAULT NULL::text', 'volatile', 'u');
 SELECT has_function('okno_tap', name, args, name || '(' || array_to_string(args, ', ') || ') exists') FROM fn ORDER BY name;
 SELECT volatility_is('okno_tap', name, args, vol, name || ' is ' || vol) FROM fn ORDER BY name;
 SELECT isnt_strict('okno_tap', name, args, name || ' is not strict: NULL arguments are errors') FROM fn ORDER BY name;
@@ -283,7 +288,7 @@ SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint
             WHERE conrelid = 'okno_tap.okno_subscriber'::regclass AND conname = 'okno_subscriber_name_check'),
           'CHECK (((name ~ ''^[a-z][a-z0-9_-]{0,62}$''::text) AND (name <> ''default''::text)))',
           'a subscriber''s name follows the rule, and is not "default"');
-SELECT columns_are('okno_tap', 'okno_delivery', ARRAY['subscriber', 'event_id', 'booking', 'first', 'delivered_at',
+SELECT columns_are('okno_tap', 'okno_delivery', ARRAY['subscriber', 'event_id', 'order_key', 'first', 'delivered_at',
     'attempts', 'last_error', 'available_at', 'parked_at']);
 SELECT col_is_pk('okno_tap', 'okno_delivery', ARRAY['subscriber', 'event_id'], 'okno_delivery is keyed by subscriber and event');
 SELECT indexes_are('okno_tap', 'okno_delivery', ARRAY['okno_delivery_pkey', 'okno_delivery_pending', 'okno_delivery_parked', 'okno_delivery_order']);
@@ -291,7 +296,7 @@ SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = '
           'CREATE INDEX okno_delivery_pending ON okno_tap.okno_delivery USING btree (subscriber, event_id) INCLUDE (available_at) WHERE ((delivered_at IS NULL) AND (parked_at IS NULL))',
           'okno_delivery_pending holds each subscriber''s pending, unparked events');
 SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.okno_delivery_order'::regclass),
-          'CREATE INDEX okno_delivery_order ON okno_tap.okno_delivery USING btree (subscriber, booking, event_id) WHERE (delivered_at IS NULL)',
+          'CREATE INDEX okno_delivery_order ON okno_tap.okno_delivery USING btree (subscriber, order_key, event_id) WHERE (delivered_at IS NULL)',
           'okno_delivery_order finds a booking''s undelivered events of a subscriber');
 SELECT has_view('okno_tap', 'okno_subscribers', 'okno_subscribers exists');
 SELECT columns_are('okno_tap', 'okno_subscribers',

@@ -125,7 +125,7 @@ check "... and okno does not serve them until they have what it needs, saying wh
 	"error: okno's tables in schema public cannot serve it" \
 	"$(okno "$db" 1 not-yet '{"resource_id":1,"starts_at":"2026-12-08T07:00:00Z","ends_at":"2026-12-08T08:00:00Z"}')"
 as_course "$db" -c "SELECT * FROM okno_prepare_tables()" >"$work/prepare14.out" 2>&1
-check "okno_prepare_tables(), by the owner, adds okno's columns and indexes" "9 5" \
+check "okno_prepare_tables(), by the owner, adds okno's columns (0.7.0: order_key too) and indexes" "10 5" \
 	"$(grep -c ': added column ' "$work/prepare14.out") $(grep -c ': created index ' "$work/prepare14.out")"
 check "... and the tables are still the course's own, no members of the extension" \
 	"actors:course:f bookings:course:f idempotency:course:f outbox:course:f resources:course:f" \

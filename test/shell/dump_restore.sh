@@ -97,6 +97,14 @@ SELECT okno_cancel_booking(1, 1);
 SET okno.max_attempts = 1;
 SELECT attempts FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 1}' AND kind = 'booking_cancelled'), 'refused');
 SELECT okno_discard((SELECT id FROM outbox WHERE payload = '{"booking_id": 1}' AND kind = 'booking_cancelled'));
+-- an operation's key (0.7.0), its handler counting its runs, and the
+-- tombstone of an expired booking key
+CREATE TABLE app_runs (n serial PRIMARY KEY);
+CREATE FUNCTION app_handler(r jsonb) RETURNS jsonb LANGUAGE sql AS \$\$
+  INSERT INTO app_runs DEFAULT VALUES RETURNING jsonb_build_object('run', n, 'request', r)
+\$\$;
+SELECT okno_idempotent('app.op', 'tenant', 'op-1', '{"b": 1.50, "a": [true]}', 'app_handler(jsonb)');
+INSERT INTO okno_key_tombstone VALUES (sha256(convert_to(':gone:1', 'UTF8')), now());
 -- a purge that deletes nothing but records its horizon
 SELECT * FROM okno_purge('3650 days', '3650 days');
 SQL
@@ -111,8 +119,10 @@ snapshot="SELECT (SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, resource_id,
   || ' | ' || (SELECT string_agg(format('%s/%s', id, name), ';' ORDER BY id) FROM actors)
   || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s/%s', event_id, subscriber, kind, payload, attempts, last_error, parked_at, discarded_at, discarded_by), ';') FROM okno_discarded)
   || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s', name, subscribed_at, since, copied_snapshot, copied_system, copied_at), ';' ORDER BY name) FROM okno_subscriber)
-  || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s/%s', subscriber, event_id, booking, first, delivered_at, attempts, last_error, available_at, parked_at), ';' ORDER BY subscriber, event_id) FROM okno_delivery)
+  || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s/%s', subscriber, event_id, order_key, first, delivered_at, attempts, last_error, available_at, parked_at), ';' ORDER BY subscriber, event_id) FROM okno_delivery)
   || ' | ' || (SELECT string_agg(format('%s/%s', id, created_xid), ';' ORDER BY id) FROM outbox)
+  || ' | ' || (SELECT string_agg(format('%s/%s/%s/%s/%s/%s', operation, scope, request_key, fingerprint, response, created_at), ';' ORDER BY operation, scope, request_key) FROM okno_key)
+  || ' | ' || (SELECT string_agg(format('%s/%s', key_hash, expired_at), ';' ORDER BY key_hash) FROM okno_key_tombstone)
   || ' | ' || (SELECT string_agg(t::text, ';' ORDER BY t::text) FROM (
        SELECT 'actors ' || app_note FROM actors UNION ALL SELECT 'resources ' || app_note FROM resources
        UNION ALL SELECT 'bookings ' || app_note FROM bookings UNION ALL SELECT 'idempotency ' || app_note FROM idempotency
@@ -150,7 +160,7 @@ check "the application's tables come back as they were: the owner's, no extensio
 	"$(q "$src" "$schema")" "$(q "$dst" "$schema")"
 check "the restored okno is the owner's" "$owner" "$(q "$dst" "SELECT pg_get_userbyid(extowner) FROM pg_extension WHERE extname = 'okno'")"
 
-check "bookings, keys, events (with their attempts, errors, delays and parking), actors, the purge horizon, the discard record and the subscribers with their delivery states are restored as they were" \
+check "bookings, keys, events (with their attempts, errors, delays and parking), actors, the purge horizon, the discard record, the subscribers with their delivery states, operations' keys and tombstones are restored as they were" \
 	"$(q "$src" "$snapshot")" "$(q "$dst" "$snapshot")"
 check "the restored extension is the installed version of okno" \
 	"$(q "$src" "SELECT extversion FROM pg_extension WHERE extname = 'okno'")" \
@@ -168,6 +178,11 @@ check "a restored booking still blocks its slot" "1" \
 check "a new actor gets the next id" "3" \
 	"$(q "$dst" "INSERT INTO actors (name) VALUES ('clara') RETURNING id")"
 check "okno_verify() is empty in the restored database" "0" "$(q "$dst" "SELECT count(*) FROM okno_verify()")"
+check "the operation's key replays its response in the restored database, the handler not run" \
+	"$(q "$src" "SELECT okno_idempotent('app.op', 'tenant', 'op-1', '{\"a\": [true], \"b\": 1.5}', 'app_handler(jsonb)')") 1" \
+	"$(q "$dst" "SELECT okno_idempotent('app.op', 'tenant', 'op-1', '{\"a\": [true], \"b\": 1.5}', 'app_handler(jsonb)')::text || ' ' || (SELECT count(*) FROM app_runs)")"
+check "the restored tombstone answers the expired key (key_expired)" "1" \
+	"$("$PGBIN/psql" -X -q -At -d "$dst" -c "SELECT okno_create_booking(1, 'gone', '$(payload 1 7)')" 2>&1 >/dev/null | grep -c 'has expired')"
 check "the drain hands out the due event, then the new one; not the parked, the delayed or the held-back one" \
 	'{"booking_id": 2};{"booking_id": 5}' \
 	"$(for i in 1 2 3 4; do q "$dst" "SELECT payload FROM okno_drain_once()"; done | paste -sd ';')"

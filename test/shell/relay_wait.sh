@@ -238,7 +238,8 @@ q "$den" "SET client_min_messages = warning; DROP ROLE IF EXISTS okno_relay_wait
           CREATE ROLE okno_relay_wait_denied LOGIN;
           GRANT EXECUTE ON FUNCTION okno_drain(integer), okno_record_failure(uuid, text), okno_release(uuid) TO okno_relay_wait_denied;
           REVOKE EXECUTE ON PROCEDURE okno_wait(integer, boolean) FROM PUBLIC;
-          GRANT SELECT (id, kind, payload, created_at, delivered_at, attempts, last_error, available_at, parked_at),
+          GRANT SELECT (id, kind, payload, created_at, delivered_at, attempts, last_error, available_at, parked_at,
+                        order_key),
                 UPDATE (delivered_at, attempts, last_error, available_at, parked_at)
              ON outbox TO okno_relay_wait_denied" >/dev/null
 start_relay den --dbname "dbname=$den user=okno_relay_wait_denied" --verbose

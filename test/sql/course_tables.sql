@@ -318,7 +318,7 @@ SELECT * FROM okno_prepare_tables();
 \c regress_okno_course_su :superuser_name
 SELECT * FROM okno_prepare_tables();
 SELECT c.relname, pg_get_userbyid(c.relowner) AS owner FROM pg_class c
- WHERE c.relnamespace = 'public'::regnamespace AND c.relname IN ('bookings', 'outbox', 'okno_outbox_pending', 'outbox_order')
+ WHERE c.relnamespace = 'public'::regnamespace AND c.relname IN ('bookings', 'outbox', 'okno_outbox_pending', 'outbox_order_key')
  ORDER BY 1;
 SELECT checked_since IS NOT NULL AS recorded FROM okno_purge_horizon;
 SELECT okno_create_booking(1, 'su-1', '{"resource_id":1,"starts_at":"2026-12-01T10:00:00Z","ends_at":"2026-12-01T11:00:00Z"}') ->> 'status' AS created;

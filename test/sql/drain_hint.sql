@@ -94,7 +94,7 @@ SELECT payload FROM okno_drain_once();
 -- the sequence's owner
 CREATE ROLE regress_okno_hint_relay;
 GRANT EXECUTE ON FUNCTION okno_drain_once(), okno_drain(integer) TO regress_okno_hint_relay;
-GRANT SELECT (id, kind, payload, attempts, delivered_at, parked_at, available_at), UPDATE (delivered_at)
+GRANT SELECT (id, kind, payload, attempts, delivered_at, parked_at, available_at, order_key), UPDATE (delivered_at)
    ON outbox TO regress_okno_hint_relay;
 INSERT INTO outbox (id, kind, payload) VALUES ('019b0000-0000-7000-8000-000000000015', 'hint_test', '{"e":"l"}');
 ALTER SEQUENCE okno_drain_hint RESTART;

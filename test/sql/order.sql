@@ -150,7 +150,7 @@ CREATE TRIGGER no_done BEFORE UPDATE ON outbox FOR EACH ROW EXECUTE FUNCTION pg_
 SELECT okno_test.err($$SELECT okno_discard('01800000-0000-7000-8000-000000000031')$$);
 DROP TRIGGER no_done ON outbox;
 SELECT okno_subscribe('journal') AS journal;
-INSERT INTO okno_delivery (subscriber, event_id, booking, first, attempts, last_error, parked_at)
+INSERT INTO okno_delivery (subscriber, event_id, order_key, first, attempts, last_error, parked_at)
 VALUES ('journal', '01800000-0000-7000-8000-000000000031', '-31', true, 1, 'x', now());
 CREATE TRIGGER no_done BEFORE UPDATE ON okno_delivery FOR EACH ROW EXECUTE FUNCTION pg_temp.no_record();
 SELECT okno_test.err($$SELECT okno_discard('01800000-0000-7000-8000-000000000031', 'journal')$$);

@@ -132,6 +132,9 @@ GRANT SELECT (actor_id, request_key, fingerprint, fingerprint_version, response_
       INSERT (actor_id, request_key, fingerprint, fingerprint_version, response_body)
    ON idempotency TO regress_okno_app;
 GRANT INSERT (id, kind, payload) ON outbox TO regress_okno_app;
+--    events from any function (0.7.0)
+GRANT EXECUTE ON FUNCTION okno_emit(text, jsonb, text) TO regress_okno_app;
+GRANT INSERT (order_key) ON outbox TO regress_okno_app;
 --    idempotency keys of operations (0.7.0)
 GRANT EXECUTE ON FUNCTION okno_idempotent(text, text, text, jsonb, regprocedure),
     okno_idempotent_result(text, text, text, jsonb, regprocedure),
@@ -147,7 +150,8 @@ GRANT EXECUTE ON FUNCTION okno_drain_once(), okno_drain(integer),
     okno_record_failure(uuid, text), okno_release(uuid), okno_requeue(uuid),
     okno_requeue_parked(text, text, text, timestamptz), okno_discard(uuid, text)
   TO regress_okno_relay;
-GRANT SELECT (id, kind, payload, created_at, delivered_at, attempts, last_error, available_at, parked_at),
+GRANT SELECT (id, kind, payload, created_at, delivered_at, attempts, last_error, available_at, parked_at,
+              order_key),  -- 0.7.0: events wait for the earlier ones of their order key
       UPDATE (delivered_at, attempts, last_error, available_at, parked_at)
    ON outbox TO regress_okno_relay;
 GRANT INSERT ON okno_discarded TO regress_okno_relay;
@@ -232,8 +236,8 @@ SELECT okno_subscribe('roles-sub') AS subscribed;
 RESET ROLE;
 -- the subscriber has the event (this transaction's events are copied once
 -- it commits: the state is written here)
-INSERT INTO okno_delivery (subscriber, event_id, booking, first, delivered_at)
-VALUES ('roles-sub', :'ev', jsonb_build_object('booking_id', :booking) -> 'booking_id', true, now());
+INSERT INTO okno_delivery (subscriber, event_id, order_key, first, delivered_at)
+VALUES ('roles-sub', :'ev', :'booking', true, now());
 
 SET ROLE regress_okno_relay;
 SELECT count(*) AS drained FROM okno_drain(10, 'roles-sub');
@@ -285,7 +289,8 @@ INSERT INTO roles_test.ops VALUES
   (27, 'idempotent', 'SELECT okno_idempotent(''roles'', ''s'', ''roles-op'', ''{"a": null}'', ''pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb)'')', 'regress_okno_app'),
   (28, 'idempotent_result', 'SELECT replayed FROM okno_idempotent_result(''roles'', ''s'', ''roles-op-2'', ''{}'', ''pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb)'')', 'regress_okno_app'),
   (29, 'claim_and_store', 'SELECT count(okno_key_store(''roles'', ''s'', ''roles-claim'', ''{"ok": 1}'')) FROM (SELECT okno_key_claim(''roles'', ''s'', ''roles-claim'', ''{}'') AS c OFFSET 0) AS x WHERE x.c IS NULL', 'regress_okno_app'),
-  (30, 'canonical_json', 'SELECT okno_canonical_json(''{"b": 1, "a": 2}'')', NULL);
+  (30, 'canonical_json', 'SELECT okno_canonical_json(''{"b": 1, "a": 2}'')', NULL),
+  (31, 'emit', 'SELECT okno_emit(''roles_probe'', ''{}'', ''roles-key'') IS NOT NULL', 'regress_okno_app');
 CREATE TABLE roles_test.roles (ord int, r name);
 INSERT INTO roles_test.roles VALUES
   (1, 'regress_okno_app'), (2, 'regress_okno_relay'), (3, 'regress_okno_maint'), (4, 'regress_okno_nobody');

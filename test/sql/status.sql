@@ -38,13 +38,13 @@ SELECT pg_stat_force_next_flush();
 -- what matters is which indexes it reads and that it never reads the table
 -- sequentially.  The view's query runs inside okno_outbox_counts(), so the
 -- scans are counted, in this transaction, rather than explained.)
--- (the pending events are read through outbox_pending or outbox_order,
+-- (the pending events are read through outbox_pending or outbox_order_key,
 -- both partial indexes of undelivered events, whichever the statistics
--- favour; a held-back check reads outbox_order)
+-- favour; a held-back check reads outbox_order_key)
 BEGIN;
 SELECT pending, parked FROM okno_outbox_status;
 SELECT pg_stat_get_xact_numscans('outbox_pending'::regclass)
-       + pg_stat_get_xact_numscans('outbox_order'::regclass) > 0 AS reads_pending_index,
+       + pg_stat_get_xact_numscans('outbox_order_key'::regclass) > 0 AS reads_pending_index,
        pg_stat_get_xact_numscans('outbox_parked'::regclass) > 0 AS reads_parked_index,
        pg_stat_get_xact_numscans('outbox'::regclass) = 0 AS no_seq_scan;
 SELECT seq_scan AS outbox_seq_scans FROM pg_stat_xact_user_tables WHERE relid = 'outbox'::regclass;

@@ -260,6 +260,9 @@ SELECT conrelid::regclass, conname FROM pg_constraint WHERE contype = 'f' AND co
 ALTER TABLE outbox ENABLE TRIGGER zz;
 ALTER TABLE payments ADD FOREIGN KEY (booking) REFERENCES bookings (id);
 INSERT INTO payments VALUES (ROW(1)::bid);
+-- what the update's okno needs of the tables (0.7.0: outbox.order_key),
+-- added by their owner
+SELECT * FROM okno_prepare_tables();
 \c regress_okno_trusted_old :superuser_name
 SELECT count(*) AS drained FROM okno_drain(10);
 SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_okno_owner';

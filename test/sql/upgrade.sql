@@ -76,6 +76,8 @@ SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, a
 
 -- on to the current version
 ALTER EXTENSION okno UPDATE;
+-- (0.7.0 needs outbox.order_key and its index: the owner adds them)
+SELECT p AS prepared FROM okno_prepare_tables() AS p;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'okno') AS current_version FROM pg_extension WHERE extname = 'okno';
 :describe \gset upgraded_
 SELECT :'upgraded_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
@@ -102,6 +104,8 @@ INSERT INTO actors (name) VALUES ('ann');
 INSERT INTO resources (name) VALUES ('room');
 SELECT okno_create_booking(1, 'd-1', '{"resource_id":1,"starts_at":"2026-12-01T10:00:00Z","ends_at":"2026-12-01T11:00:00Z"}') ->> 'id' AS id;
 ALTER EXTENSION okno UPDATE;
+-- (0.7.0 needs outbox.order_key and its index: the owner adds them)
+SELECT p AS prepared FROM okno_prepare_tables() AS p;
 :describe \gset direct_
 SELECT :'direct_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
 SELECT okno_create_booking(1, 'd-1', '{"resource_id":1,"starts_at":"2026-12-01T10:00:00Z","ends_at":"2026-12-01T11:00:00Z"}') ->> 'id' AS replayed_id;
@@ -122,6 +126,8 @@ ALTER EXTENSION okno UPDATE TO '0.4.0';
 SELECT pg_sequence_last_value('okno_drain_hint') IS NULL AS no_hint_yet;
 -- and on to the current version (0.4.1: the owner's privileges)
 ALTER EXTENSION okno UPDATE;
+-- (0.7.0 needs outbox.order_key and its index: the owner adds them)
+SELECT p AS prepared FROM okno_prepare_tables() AS p;
 :describe \gset v030_
 SELECT :'v030_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
 \c regress_okno_v030
@@ -154,6 +160,8 @@ RESET okno.max_attempts;
 SELECT okno_cancel_booking(1, 1) ->> 'status' AS cancelled;
 SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, parked_at), ';' ORDER BY id) AS events_before FROM outbox \gset
 ALTER EXTENSION okno UPDATE;
+-- (0.7.0 needs outbox.order_key and its index: the owner adds them)
+SELECT p AS prepared FROM okno_prepare_tables() AS p;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'okno') AS current_version FROM pg_extension WHERE extname = 'okno';
 :describe \gset from_
 SELECT :'from_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
@@ -181,6 +189,8 @@ RESET okno.max_attempts;
 SELECT okno_cancel_booking(1, 1) ->> 'status' AS cancelled;
 SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, parked_at), ';' ORDER BY id) AS events_before FROM outbox \gset
 ALTER EXTENSION okno UPDATE;
+-- (0.7.0 needs outbox.order_key and its index: the owner adds them)
+SELECT p AS prepared FROM okno_prepare_tables() AS p;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'okno') AS current_version FROM pg_extension WHERE extname = 'okno';
 :describe \gset from_
 SELECT :'from_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
@@ -214,6 +224,8 @@ RESET okno.max_attempts;
 SELECT okno_cancel_booking(1, 1) ->> 'status' AS cancelled;
 SELECT string_agg(format('%s/%s/%s/%s/%s/%s', id, kind, payload, delivered_at, attempts, parked_at), ';' ORDER BY id) AS events_before FROM outbox \gset
 ALTER EXTENSION okno UPDATE;
+-- (0.7.0 needs outbox.order_key and its index: the owner adds them)
+SELECT p AS prepared FROM okno_prepare_tables() AS p;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'okno') AS current_version FROM pg_extension WHERE extname = 'okno';
 :describe \gset from_
 SELECT :'from_string_agg' = :'fresh_string_agg' AS same_as_fresh_install;
@@ -230,7 +242,9 @@ SELECT count(*) AS events_without_transaction FROM outbox WHERE created_xid IS N
 SELECT okno_subscribe('journal') AS subscribed;
 SELECT okno_create_booking(1, 'f-3', '{"resource_id":1,"starts_at":"2026-12-03T10:00:00Z","ends_at":"2026-12-03T11:00:00Z"}') ->> 'id' AS id;
 -- the relay granted by column records failures as before (okno_record_failure
--- returns the row, created_xid included)
+-- returns the row, created_xid included), once granted what 0.7.0's drain
+-- reads besides (the upgrade notes: outbox.order_key)
+GRANT SELECT (order_key) ON outbox TO regress_okno_v041_relay;
 BEGIN;
 SET LOCAL ROLE regress_okno_v041_relay;
 SELECT attempts FROM okno_record_failure((SELECT event_id FROM okno_drain(1)), 'down');
@@ -293,6 +307,11 @@ SELECT extversion FROM pg_extension WHERE extname = 'okno';
 :files \gset after_
 :rows \gset after_
 SELECT :'before_string_agg' = :'after_string_agg' AS nothing_rewritten, :'before_md5' = :'after_md5' AS rows_untouched;
+-- (0.7.0 needs outbox.order_key and its index: the owner adds them,
+-- without rewriting the table)
+SELECT p AS prepared FROM okno_prepare_tables() AS p;
+:files \gset prepared_
+SELECT :'before_string_agg' = :'prepared_string_agg' AS nothing_rewritten_by_prepare;
 SELECT count(*) AS event_triggers FROM pg_event_trigger;
 SELECT to_regclass('okno_adoption') AS okno_adoption, (SELECT checked_since FROM okno_purge_horizon) AS checked_since;
 SELECT column_default FROM information_schema.columns WHERE table_name = 'idempotency' AND column_name = 'fingerprint_version';
@@ -362,6 +381,11 @@ ALTER EXTENSION okno UPDATE;
 :files \gset after_
 :rows \gset after_
 SELECT :'before_string_agg' = :'after_string_agg' AS nothing_rewritten, :'before_md5' = :'after_md5' AS rows_untouched;
+-- (0.7.0 needs outbox.order_key and its index: the owner adds them,
+-- without rewriting the table)
+SELECT p AS prepared FROM okno_prepare_tables() AS p;
+:files \gset prepared_
+SELECT :'before_string_agg' = :'prepared_string_agg' AS nothing_rewritten_by_prepare;
 SELECT checked_since = :'adopted_at' AS checked_since_adoption FROM okno_purge_horizon;
 SELECT okno_create_booking(1, 'november-room-1',
     '{"resource_id":1,"starts_at":"2026-12-01T10:00:00+03:00","ends_at":"2026-12-01T11:00:00+03:00"}') ->> 'id' AS replayed_id;
@@ -369,9 +393,85 @@ SELECT event_id = '5f0c2c61-8e06-4d5c-9a55-2f0a6d1b4c11' AS the_course_s, payloa
 SELECT * FROM okno_verify();
 SELECT * FROM okno_prepare_tables();
 
+-- from 0.6.0 (0.7.0: operations' keys, tombstones, order keys): a 0.6.0
+-- install with keys, a subscriber whose booking_created is parked and
+-- whose cancellation it holds back (okno_delivery kept the booking as
+-- jsonb).  The new library serves it as 0.6.0 until the update; the
+-- update keeps every key and row, converts the held-back rows' booking to
+-- the order key, the owner adds outbox.order_key with okno_prepare_tables(),
+-- and then the keys replay, the subscriber gets its events in order, and
+-- a purge leaves tombstones that answer key_expired.
+\c :test_db :superuser_name
+CREATE DATABASE regress_okno_from_v060;
+\c regress_okno_from_v060
+SET client_min_messages = warning;
+CREATE EXTENSION okno VERSION '0.6.0' CASCADE;
+RESET client_min_messages;
+SELECT count(*) AS tables_created FROM okno_create_tables();
+-- (the tables as 0.6.0's okno_create_tables() made them: this library's
+-- adds what 0.7.0 needs)
+ALTER TABLE outbox DROP COLUMN order_key;
+CREATE INDEX outbox_order ON outbox ((payload -> 'booking_id'), id) WHERE delivered_at IS NULL;
+INSERT INTO actors (name) VALUES ('ann');
+INSERT INTO resources (name) VALUES ('room');
+SELECT okno_subscribe('journal') AS journal;
+SELECT okno_create_booking(1, 'g-' || i, format('{"resource_id":1,"starts_at":"2026-12-0%sT10:00:00Z","ends_at":"2026-12-0%sT11:00:00Z"}', i, i)::jsonb) ->> 'id' AS id
+  FROM generate_series(1, 2) AS i;
+SET okno.max_attempts = 1;
+BEGIN;
+SELECT count(*) AS journal_drained FROM okno_drain(10, 'journal');
+SELECT parked_at IS NOT NULL AS parked
+  FROM okno_record_failure((SELECT id FROM outbox WHERE payload = '{"booking_id": 1}'), 'journal down', 'journal');
+COMMIT;
+RESET okno.max_attempts;
+SELECT okno_cancel_booking(1, 1) ->> 'status' AS cancelled;
+-- (as 0.6.0: the cancellation is held back for the journal)
+SELECT count(*) AS journal_drained FROM okno_drain(10, 'journal');
+SELECT booking, jsonb_typeof(booking) AS booking_type, first, parked_at IS NOT NULL AS parked
+  FROM okno_delivery ORDER BY event_id;
+SELECT string_agg(format('%s/%s/%s', actor_id, request_key, response_body), ';' ORDER BY request_key) AS keys_before FROM idempotency \gset
+ALTER EXTENSION okno UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'okno';
+-- okno_delivery's order keys are text now
+SELECT order_key, pg_typeof(order_key) AS order_key_type, first, parked_at IS NOT NULL AS parked
+  FROM okno_delivery ORDER BY event_id;
+-- until the owner adds what 0.7.0 needs of outbox, okno says so
+\set VERBOSITY terse
+SELECT count(*) FROM okno_drain(10, 'journal');
+\set VERBOSITY default
+SELECT p AS prepared FROM okno_prepare_tables() AS p;
+:describe \gset from060_
+-- the same as a fresh install, but for the place of order_key (the column
+-- dropped above to make the 0.6.0 table keeps its number)
+SELECT 'only after the update: ' || l AS difference FROM regexp_split_to_table(:'from060_string_agg', E'\\n') AS l
+EXCEPT SELECT 'only after the update: ' || regexp_split_to_table(:'fresh_string_agg', E'\\n')
+UNION ALL
+(SELECT 'only in a fresh install: ' || l FROM regexp_split_to_table(:'fresh_string_agg', E'\\n') AS l
+ EXCEPT SELECT 'only in a fresh install: ' || regexp_split_to_table(:'from060_string_agg', E'\\n'))
+ORDER BY 1;
+SELECT string_agg(format('%s/%s/%s', actor_id, request_key, response_body), ';' ORDER BY request_key) = :'keys_before' AS keys_kept FROM idempotency;
+SELECT okno_create_booking(1, 'g-2', '{"resource_id":1,"starts_at":"2026-12-02T10:00:00Z","ends_at":"2026-12-02T11:00:00Z"}') ->> 'id' AS replayed_id;
+-- the journal: still held back, then in order once requeued
+SELECT count(*) AS journal_drained FROM okno_drain(10, 'journal');
+SELECT okno_requeue_parked('journal') AS requeued;
+SELECT kind, payload FROM okno_drain(10, 'journal');
+SELECT kind, payload FROM okno_drain(10, 'journal');
+-- an emitted event of booking 2 follows its booking_created for the journal
+SELECT okno_emit('booking_rescheduled', '{"booking_id": 2}', '2') IS NOT NULL AS emitted;
+SELECT kind, payload FROM okno_drain(10, 'journal');
+-- the keys are purged into tombstones, and a retry is answered
+SELECT count(*) AS default_drained FROM okno_drain(100);
+SELECT * FROM okno_purge('0 seconds', '0 seconds');
+SELECT count(*) AS tombstones FROM okno_key_tombstone;
+\set VERBOSITY terse
+SELECT okno_create_booking(1, 'g-2', '{"resource_id":1,"starts_at":"2026-12-02T10:00:00Z","ends_at":"2026-12-02T11:00:00Z"}');
+\set VERBOSITY default
+SELECT * FROM okno_verify();
+
 \c :test_db :superuser_name
 DROP DATABASE regress_okno_from_v050;
 DROP DATABASE regress_okno_from_v050_course;
+DROP DATABASE regress_okno_from_v060;
 DROP ROLE regress_okno_v050_relay;
 DROP ROLE regress_okno_v050_owner;
 DROP DATABASE regress_okno_from_v020;

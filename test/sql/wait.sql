@@ -74,7 +74,7 @@ SELECT count(*) AS okno_wait_locks FROM pg_locks WHERE locktype = 'advisory' AND
   AND database = (SELECT oid FROM pg_database WHERE datname = current_database());
 -- the relay's privileges (docs/PRIVILEGES.md): each of them is needed
 CREATE ROLE regress_okno_wait_relay;
-GRANT SELECT (id, kind, payload, delivered_at, parked_at, available_at, xmax) ON outbox TO regress_okno_wait_relay;
+GRANT SELECT (id, kind, payload, delivered_at, parked_at, available_at, xmax, order_key) ON outbox TO regress_okno_wait_relay;
 SET ROLE regress_okno_wait_relay;
 CALL okno_wait(0);
 RESET ROLE;
@@ -95,6 +95,12 @@ SET ROLE regress_okno_wait_relay;
 CALL okno_wait(0);
 RESET ROLE;
 GRANT SELECT (payload) ON outbox TO regress_okno_wait_relay;
+-- (order_key, 0.7.0: events wait for the earlier events of their order key)
+REVOKE SELECT (order_key) ON outbox FROM regress_okno_wait_relay;
+SET ROLE regress_okno_wait_relay;
+CALL okno_wait(0);
+RESET ROLE;
+GRANT SELECT (order_key) ON outbox TO regress_okno_wait_relay;
 REVOKE SELECT (delivered_at) ON outbox FROM regress_okno_wait_relay;
 SET ROLE regress_okno_wait_relay;
 CALL okno_wait(0);

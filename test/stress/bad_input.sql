@@ -19,7 +19,8 @@
 -- input says what it must be:
 --   * okno_create_booking: a key outside ^[A-Za-z0-9_.-]{1,80}$ is OKB01;
 --     a good key with a payload built to be invalid is OKB02; a good key
---     with a valid payload ends in success, OKB03, OKB04, OKB05 or OKB06;
+--     with a valid payload ends in success, OKB03, OKB04, OKB05 or OKB06,
+--     or OKB11 when okno_purge left a tombstone of the key (0.7.0);
 --     a replay (an equivalent form of a stored request) returns the stored
 --     response unchanged; other data under a stored key is OKB04; any call
 --     in a read-only transaction is 25006;
@@ -74,7 +75,15 @@ INSERT INTO stress.counters VALUES ('not_json', 0), ('ring', 0);
 CREATE FUNCTION stress.documented(st text) RETURNS boolean
 LANGUAGE sql IMMUTABLE AS $$
   SELECT st = ANY (ARRAY['OKB01','OKB02','OKB03','OKB04','OKB05','OKB06','OKB07','OKB08',
-                         '22023','22004','40001','25006'])
+                         'OKB11','22023','22004','40001','25006'])
+$$;
+
+-- whether okno_purge left a tombstone of this booking's key (0.7.0: a
+-- retry with it is then OKB11)
+CREATE FUNCTION stress.expired(actor integer, k text) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+  SELECT EXISTS (SELECT FROM public.okno_key_tombstone AS t
+                  WHERE t.key_hash = sha256(convert_to(':' || k || ':' || actor, 'UTF8')))
 $$;
 
 -- a random integer in lo..hi
@@ -681,8 +690,12 @@ BEGIN
   ELSIF p.expect = 'x' THEN
     IF st <> 'OKB02' THEN problem := 'a payload built invalid must be OKB02'; END IF;
   ELSIF p.expect = 'v' THEN
-    IF st NOT IN ('ok_created', 'ok_replayed', 'OKB03', 'OKB04', 'OKB05', 'OKB06') THEN
-      problem := 'a valid request must succeed or get OKB03..OKB06';
+    IF st = 'OKB11' THEN
+      IF NOT stress.expired(actor, k) THEN
+        problem := 'only a key that okno_purge removed may be OKB11';
+      END IF;
+    ELSIF st NOT IN ('ok_created', 'ok_replayed', 'OKB03', 'OKB04', 'OKB05', 'OKB06', 'OKB11') THEN
+      problem := 'a valid request must succeed or get OKB03..OKB06 (OKB11 once purged)';
     ELSIF replay_of IS NOT NULL AND (st <> 'ok_replayed' OR res IS DISTINCT FROM replay_of) THEN
       problem := 'a replay must return the stored response';
     ELSIF reuse AND st <> 'OKB04' THEN

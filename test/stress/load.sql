@@ -92,6 +92,7 @@ BEGIN
   EXCEPTION
     WHEN SQLSTATE 'OKB01' OR SQLSTATE 'OKB02' OR SQLSTATE 'OKB03' OR SQLSTATE 'OKB04'
       OR SQLSTATE 'OKB05' OR SQLSTATE 'OKB06' OR SQLSTATE 'OKB07' OR SQLSTATE 'OKB08'
+      OR SQLSTATE 'OKB11' OR SQLSTATE 'OKB12'
       OR SQLSTATE '22023' OR SQLSTATE '22004' OR SQLSTATE '40001' OR SQLSTATE '25006' THEN
     outcome := SQLSTATE;
   END;
@@ -144,9 +145,14 @@ BEGIN
   c := lt.create(q.actor, q.key, lt.payload(q.resource, q.starts_at, q.ends_at));
   IF c.outcome = 'replayed' AND c.res = q.response THEN
     o := 'replayed';
-  ELSIF c.outcome IN ('created', 'OKB05', 'replayed', 'OKB04') AND lt.purged(q) THEN
-    -- the key was purged: this is a new request now (or a replay of, or a
-    -- conflict with, the other client's new request with this key)
+  ELSIF c.outcome = 'OKB11' AND lt.purged(q) THEN
+    -- the key was purged: its tombstone answers (0.7.0)
+    o := 'OKB11 after purge';
+  ELSIF c.outcome IN ('created', 'OKB05', 'replayed', 'OKB04') AND lt.purged(q)
+        AND current_setting('okno.key_tombstone_age') = '0' THEN
+    -- without tombstones the key is forgotten: this is a new request now
+    -- (or a replay of, or a conflict with, the other client's new request
+    -- with this key)
     o := c.outcome || ' after purge';
     IF c.outcome = 'created' THEN
       UPDATE lt.requests SET response = c.res, created_at = now() WHERE id = q.id;
@@ -166,7 +172,10 @@ BEGIN
   c := lt.create(q.actor, q.key, lt.payload(q.resource, q.starts_at + interval '7 days', q.ends_at + interval '7 days'));
   IF c.outcome = 'OKB04' THEN
     o := 'OKB04';
-  ELSIF c.outcome IN ('created', 'OKB05', 'replayed') AND lt.purged(q) THEN
+  ELSIF c.outcome = 'OKB11' AND lt.purged(q) THEN
+    o := 'OKB11 after purge';
+  ELSIF c.outcome IN ('created', 'OKB05', 'replayed') AND lt.purged(q)
+        AND current_setting('okno.key_tombstone_age') = '0' THEN
     o := c.outcome || ' after purge';
     IF c.outcome = 'created' THEN
       UPDATE lt.requests SET response = c.res, created_at = now(),
@@ -230,6 +239,7 @@ BEGIN
   EXCEPTION
     WHEN SQLSTATE 'OKB01' OR SQLSTATE 'OKB02' OR SQLSTATE 'OKB03' OR SQLSTATE 'OKB04'
       OR SQLSTATE 'OKB05' OR SQLSTATE 'OKB06' OR SQLSTATE 'OKB07' OR SQLSTATE 'OKB08'
+      OR SQLSTATE 'OKB11' OR SQLSTATE 'OKB12'
       OR SQLSTATE '22023' OR SQLSTATE '22004' OR SQLSTATE '40001' OR SQLSTATE '25006' THEN
     o := SQLSTATE;
   END;
@@ -289,7 +299,8 @@ BEGIN
   PERFORM lt.note('requeue', 'okno_requeue', 'ok ' || ok);
 END $$;
 
--- purge.pgbench: short ages, so keys are forgotten during the run
+-- purge.pgbench: short ages, so keys expire during the run (0.7.0: their
+-- tombstones answer a retry with OKB11)
 CREATE FUNCTION lt.purge() RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE k bigint; e bigint;

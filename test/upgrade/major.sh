@@ -63,6 +63,10 @@ SELECT okno_record_failure(event_id, 'recipient down') FROM okno_drain(1);
 SET okno.max_attempts = 1;
 SELECT okno_record_failure(event_id, 'given up') FROM okno_drain(1);
 SELECT okno_cancel_booking(actor, (card ->> 'id')::bigint) FROM upgrade_requests WHERE key = 'major-3';
+-- an operation's key (0.7.0), and the tombstone of an expired booking key
+CREATE FUNCTION upgrade_echo(r jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT jsonb_build_object('echo', r) $$;
+SELECT okno_idempotent('echo', 'shop', 'major-op', '{"n": 1}', 'upgrade_echo(jsonb)');
+INSERT INTO okno_key_tombstone VALUES (sha256(convert_to(':major-gone:1', 'UTF8')), now());
 SELECT * FROM okno_purge('100 years', '100 years');
 SQL
 want_due=$(psql15 -c "SELECT due_now FROM okno_outbox_status")

@@ -205,7 +205,7 @@ app17() { sql "$NEW" "$NEW_PORT" okno_app "$@"; }
 # every row of the application's five tables, of okno's four and of the
 # test's two, as "table md5-of-the-row" lines in order; the sequences'
 # positions
-TABLES="actors resources bookings idempotency outbox okno_purge_horizon okno_discarded okno_subscriber okno_delivery pgu_requests pgu_events"
+TABLES="actors resources bookings idempotency outbox okno_purge_horizon okno_discarded okno_subscriber okno_delivery okno_key okno_key_tombstone pgu_requests pgu_events"
 rows() {	# rows q15|q17
 	local t
 	for t in $TABLES; do
@@ -320,6 +320,10 @@ INSERT INTO pgu_events SELECT 'cancelled, held back for journal', id, kind, (pay
   FROM outbox WHERE kind = 'booking_cancelled' AND (payload ->> 'booking_id')::bigint = (SELECT booking FROM pgu_events WHERE step = 'journal parked');
 INSERT INTO pgu_events SELECT 'cancelled, held back', id, kind, (payload ->> 'booking_id')::bigint
   FROM outbox WHERE kind = 'booking_cancelled' AND (payload ->> 'booking_id')::bigint = (SELECT booking FROM pgu_events WHERE step = 'parked');
+-- an operation's key (0.7.0), and the tombstone of an expired booking key
+CREATE FUNCTION pgu_echo(r jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT jsonb_build_object('echo', r) $$;
+SELECT okno_idempotent('echo', 'shop', 'pgu-op', '{"n": 1}', 'pgu_echo(jsonb)');
+INSERT INTO okno_key_tombstone VALUES (sha256(convert_to(':pgu-gone:1', 'UTF8')), now());
 -- deletes nothing, records the horizon
 SELECT * FROM okno_purge('100 years', '100 years');
 SQL
@@ -420,8 +424,8 @@ check "the five tables still belong to okno_app" "actors bookings idempotency ou
 	"$(q17 "SELECT string_agg(relname, ' ' ORDER BY relname) FROM pg_class
 	         WHERE relnamespace = 'public'::regnamespace AND relkind = 'r' AND relowner = 'okno_app'::regrole
 	           AND relname IN ('actors', 'resources', 'bookings', 'idempotency', 'outbox')")"
-check "the five tables are not members of the extension; okno's four tables and its sequence are" \
-	"okno_delivery okno_discarded okno_drain_hint okno_purge_horizon okno_subscriber" \
+check "the five tables are not members of the extension; okno's six tables and its sequence are" \
+	"okno_delivery okno_discarded okno_drain_hint okno_key okno_key_tombstone okno_purge_horizon okno_subscriber" \
 	"$(q17 "SELECT string_agg(c.relname, ' ' ORDER BY c.relname) FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
 	         WHERE d.classid = 'pg_class'::regclass AND d.deptype = 'e' AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno')
 	           AND c.relkind IN ('r', 'S')")"
@@ -437,6 +441,11 @@ check "okno_verify() is empty after the upgrade" "" "$(q17 "SELECT * FROM okno_v
 
 check "every key replays the card it got on 15 (20 keys)" "20 0" \
 	"$(app17 -c "SELECT count(*) || ' ' || count(*) FILTER (WHERE okno_create_booking(actor, key, payload) IS DISTINCT FROM card) FROM pgu_requests")"
+check "the operation's key replays its response without running its handler again" "{\"echo\": {\"n\": 1}} t" \
+	"$(app17 -c "SELECT response || ' ' || replayed FROM okno_idempotent_result('echo', 'shop', 'pgu-op', '{\"n\": 1}', 'pgu_echo(jsonb)')")"
+check "the expired key is answered from its tombstone (key_expired)" 1 \
+	"$(app17 -c "SELECT okno_create_booking(1, 'pgu-gone', '{\"resource_id\":1,\"starts_at\":\"2030-02-01T00:00:00Z\",\"ends_at\":\"2030-02-01T01:00:00Z\"}')" 2>&1 |
+		grep -c 'has expired')"
 check "a key with other data is refused (key_reused)" 1 \
 	"$(app17 -c "SELECT okno_create_booking(1, 'pgu-2', '{\"resource_id\":1,\"starts_at\":\"2030-01-01T00:00:00Z\",\"ends_at\":\"2030-01-01T01:00:00Z\"}')" 2>&1 |
 		grep -c 'already used with a different payload')"
