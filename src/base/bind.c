@@ -107,7 +107,7 @@ static const ColumnRule column_rules[] = {
 	/* 0.5.0: subscribers */
 	{OKNO_V(0, 5, 0), OKNO_REL_OUTBOX, "created_xid", {XID8OID}, 0, "xid8", "xid8 DEFAULT pg_catalog.pg_current_xact_id()"},
 	/* 0.7.0: okno_emit's order keys */
-	{OKNO_V(0, 7, 0), OKNO_REL_OUTBOX, "order_key", {TEXTOID, VARCHAROID}, 255, "text", NULL},
+	{OKNO_V(0, 7, 0), OKNO_REL_OUTBOX, "order_key", {TEXTOID}, 0, "text", NULL},
 };
 
 /* the primary key of each table (NULL-terminated column names) */

@@ -78,6 +78,7 @@ ROLLBACK;
 BEGIN;
 ALTER TABLE outbox DROP COLUMN parked_at;
 ALTER TABLE outbox ALTER COLUMN attempts TYPE bigint;
+ALTER TABLE outbox ALTER COLUMN order_key TYPE varchar(255);
 ALTER TABLE idempotency ALTER COLUMN request_key TYPE varchar(40);
 ALTER TABLE actors DROP CONSTRAINT actors_pkey CASCADE;
 ALTER TABLE bookings DROP CONSTRAINT bookings_no_overlap;
@@ -92,6 +93,7 @@ SELECT f, (pg_temp.error_of(q)).state
                ('requeue', $$SELECT okno_requeue('00000000-0000-7000-8000-000000000000')$$),
                ('requeue_parked', 'SELECT okno_requeue_parked()'),
                ('discard', $$SELECT okno_discard('00000000-0000-7000-8000-000000000000')$$),
+               ('emit', $$SELECT okno_emit('x', '{}')$$),
                ('get_booking', 'SELECT okno_get_booking(1, 1)'),
                ('cancel_booking', 'SELECT okno_cancel_booking(1, 1)'),
                ('purge', $$SELECT * FROM okno_purge('1 day', '1 day')$$),
@@ -155,6 +157,12 @@ SELECT pg_temp.book('bind-9', 9) AS bound;
 BEGIN;
 ALTER TABLE outbox DROP COLUMN created_xid;
 SELECT state, detail FROM pg_temp.error_of('SELECT * FROM okno_drain(1)');
+ROLLBACK;
+-- (0.7.0's order_key likewise; an operation's keys need none of the tables)
+BEGIN;
+ALTER TABLE outbox DROP COLUMN order_key;
+SELECT state, detail FROM pg_temp.error_of('SELECT * FROM okno_drain(1)');
+SELECT okno_idempotent('bind', 's', 'k', '{}', 'jsonb_strip_nulls(jsonb)');
 ROLLBACK;
 SELECT count(*) >= 0 AS drains_again FROM okno_drain(100);
 SELECT * FROM okno_verify();
