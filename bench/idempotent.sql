@@ -28,8 +28,9 @@ CREATE FUNCTION bench.pay_sql(request jsonb) RETURNS jsonb LANGUAGE sql AS $$
 $$;
 
 -- the same, with a body in the SQL standard's form (BEGIN ATOMIC, PostgreSQL
--- 14 and later): parsed and analyzed once, at CREATE FUNCTION, and stored;
--- a call still plans it (once per transaction before PostgreSQL 18)
+-- 14 and later): parsed and analyzed once, at CREATE FUNCTION, and stored as
+-- a node tree; a call reads that tree back and plans it (once per
+-- transaction before PostgreSQL 18)
 CREATE FUNCTION bench.pay_sql_atomic(request jsonb) RETURNS jsonb LANGUAGE sql
 BEGIN ATOMIC
   INSERT INTO bench.payments (order_id, customer_id, amount, currency)

@@ -47,7 +47,9 @@ def load(path):
 SQL_PARSE = {"pg_parse_query", "raw_parser", "pg_analyze_and_rewrite_withcb", "pg_analyze_and_rewrite_fixedparams",
              "pg_analyze_and_rewrite_varparams", "parse_analyze_withcb", "parse_analyze_fixedparams",
              "pg_rewrite_query", "QueryRewrite", "check_sql_fn_retval", "prepare_sql_fn_parse_info",
-             "transformStmt", "transformTopLevelStmt"}
+             "transformStmt", "transformTopLevelStmt",
+             # a BEGIN ATOMIC body: read back from its stored node tree
+             "stringToNode", "nodeRead", "parseNodeString", "AcquireRewriteLocks"}
 SQL_PLAN = {"pg_plan_query", "pg_plan_queries", "planner", "standard_planner"}
 
 # (label, test on the stack's set of symbols and its count of PL/pgSQL
@@ -55,10 +57,11 @@ SQL_PLAN = {"pg_plan_query", "pg_plan_queries", "planner", "standard_planner"}
 PARTS = [
     ("the loop's cursor, made holdable at the first COMMIT (once per loop)",
      lambda s, n: "PersistHoldablePortal" in s),
-    ("COMMIT, and the next transaction's start",
+    ("COMMIT, and the next transaction's start (mostly waking the WAL writer: kill(), SIGURG)",
      lambda s, n: bool(s & {"CommitTransactionCommand", "StartTransactionCommand", "SPI_commit",
                             "SPI_start_transaction", "CommitTransaction"})),
-    ("handler in SQL: parse, analyze and rewrite its body (every transaction on PostgreSQL ≤ 17)",
+    ("handler in SQL: parse, analyze and rewrite its body, or read back a BEGIN ATOMIC body's stored tree "
+     "(every transaction on PostgreSQL ≤ 17)",
      lambda s, n: "fmgr_sql" in s and bool(s & SQL_PARSE)),
     ("handler in SQL: plan its body (every transaction on PostgreSQL ≤ 17)",
      lambda s, n: "fmgr_sql" in s and bool(s & SQL_PLAN)),
@@ -130,7 +133,13 @@ for kind, label in KINDS:
                 counts[lbl] += 1
                 break
     cols.append((kind, label))
-    per[kind] = {"calls": calls, "cpu_us": cpu_ns / calls / 1000, "samples": len(samples),
+    wal = None
+    if len(m) >= 5 and "/" in m[3] and "/" in m[4]:
+        def lsn(x):
+            hi, lo = x.split("/")
+            return (int(hi, 16) << 32) + int(lo, 16)
+        wal = (lsn(m[4]) - lsn(m[3])) / calls
+    per[kind] = {"calls": calls, "cpu_us": cpu_ns / calls / 1000, "samples": len(samples), "wal": wal,
                  "us": {lbl: c / HZ / calls * 1e6 for lbl, c in counts.items()}}
 
 L = []
@@ -160,6 +169,8 @@ if cols:
     w("| measured CPU per call (bench.cpu_ns(), perf running) | "
       + " | ".join(f"{per[k]['cpu_us']:.1f}" for k, _ in cols) + " |")
     w("| calls, samples | " + " | ".join(f"{per[k]['calls']}, {per[k]['samples']}" for k, _ in cols) + " |")
+    w("| WAL bytes per call | " + " | ".join("–" if per[k]["wal"] is None else f"{per[k]['wal']:.0f}"
+                                           for k, _ in cols) + " |")
     w("")
     sql = per.get("okno_sql", {}).get("us", {})
     replan = sum(v for k, v in sql.items() if k.startswith("handler in SQL: parse") or k.startswith("handler in SQL: plan"))
@@ -167,9 +178,15 @@ if cols:
         w(f"The SQL handler's body is parsed, analyzed and planned again in every transaction: "
           f"{replan:.1f} µs of okno_idempotent's {sum(sql.values()):.1f} µs per call here. PostgreSQL 15 to 17 "
           "keep a SQL function's plan in its FmgrInfo for one transaction only (fmgr_sql rebuilds its cache "
-          "when the local transaction id changes); PostgreSQL 18 keeps it in the plan cache. A PL/pgSQL "
-          "handler's plan is cached for the backend.")
+          "when the local transaction id changes); PostgreSQL 18 keeps it in the plan cache. A body in "
+          "BEGIN ATOMIC form is not parsed again but read back from its stored node tree (stringToNode), "
+          "which costs about as much, and planned again. A PL/pgSQL handler's plan is cached for the "
+          "backend.")
         w("")
+    w("COMMIT: with synchronous_commit off, a commit that leaves a full page of WAL unwritten wakes the "
+      "WAL writer (SetLatch, a kill() of SIGURG to its process), which is expensive in this virtual "
+      "machine and varies from loop to loop; the WAL row shows what each kind writes per call.")
+    w("")
 
 with open(os.path.join(D, "PROFILE.md"), "w") as f:
     f.write("\n".join(L) + "\n")

@@ -35,9 +35,10 @@ profile_kind() {	# profile_kind KIND
 	*) sc=p$kind wsc=pw$kind ;;
 	esac
 	say "profile: $kind, $CALLS calls, one per transaction"
+	# (the WAL written by the timed loop: the insert position before and after)
 	PGAPPNAME=okno-profile PGOPTIONS="-c synchronous_commit=off" "${PSQL[@]}" -At -F $'\t' \
-		-c "$(profile_call "$kind" 22 "$wsc")" -c "SELECT pg_sleep(2)" \
-		-c "$(profile_call "$kind" 21 "$sc")" >"$OUT/$kind.out" &
+		-c "$(profile_call "$kind" 22 "$wsc")" -c "SELECT pg_sleep(2)" -c "SELECT pg_current_wal_insert_lsn()" \
+		-c "$(profile_call "$kind" 21 "$sc")" -c "SELECT pg_current_wal_insert_lsn()" >"$OUT/$kind.out" &
 	psql_pid=$!
 	pid=
 	for _ in $(seq 600); do
@@ -51,8 +52,10 @@ profile_kind() {	# profile_kind KIND
 	wait "$psql_pid" || die "the $kind loop failed"
 	kill -INT "$perf_pid" 2>/dev/null || true
 	wait "$perf_pid" 2>/dev/null || true
-	res=$(tail -n 1 "$OUT/$kind.out")
-	printf '%s\t%s\n' "$kind" "$res" >>"$OUT/profile_meta.tsv"
+	# kind calls cpu_ns wall_ns wal_lsn_before wal_lsn_after
+	res=$(tail -n 2 "$OUT/$kind.out" | head -n 1)
+	printf '%s\t%s\t%s\t%s\n' "$kind" "$res" "$(tail -n 3 "$OUT/$kind.out" | head -n 1)" \
+		"$(tail -n 1 "$OUT/$kind.out")" >>"$OUT/profile_meta.tsv"
 	perf script -i "$OUT/$kind.perf.data" 2>/dev/null >"$OUT/$kind.perf.txt"
 	rm -f "$OUT/$kind.perf.data"
 	case $sc in
