@@ -47,8 +47,30 @@ PG_FUNCTION_INFO_V1(okno_verify_0_7);
 #define DISTINCT(a, b) \
 	" (NOT COALESCE((" a ") OPERATOR(pg_catalog.=) (" b "), (" a ") IS NULL AND (" b ") IS NULL)) "
 
-/* the statement, with further checks "extra" (UNION ALL ...) at its end */
-#define OKNO_SQL_VERIFY(extra) \
+/*
+ * A stored card that does not match its booking: another actor, or (until
+ * 0.6.0, where a booking never changed) another resource or other times.
+ * From 0.7.0 an application moves bookings with operations of its own
+ * (okno_idempotent, okno_emit('booking_rescheduled', ...)), and a create's
+ * replay still returns the card of the booking as it was created: only the
+ * actor, whose key it is, must still match.
+ */
+#define OKNO_SQL_CARD_ACTOR \
+	"     WHERE b.actor_id OPERATOR(pg_catalog.<>) k.actor_id " \
+	"        OR ((NOT k.course OR k.response_body OPERATOR(pg_catalog.?) 'actor_id') " \
+	"            AND" DISTINCT("k.response_body OPERATOR(pg_catalog.->>) 'actor_id'", "b.actor_id::pg_catalog.text") ") "
+#define OKNO_SQL_CARD_MISMATCH_0_6 \
+	OKNO_SQL_CARD_ACTOR \
+	"        OR ((NOT k.course OR k.response_body OPERATOR(pg_catalog.?) 'resource_id') " \
+	"            AND" DISTINCT("k.response_body OPERATOR(pg_catalog.->>) 'resource_id'", "b.resource_id::pg_catalog.text") ") " \
+	"        OR" DISTINCT("k.starts_at", "b.starts_at") \
+	"        OR" DISTINCT("k.ends_at", "b.ends_at")
+
+/*
+ * the statement: a card's mismatch as card_mismatch, further checks
+ * "extra" (UNION ALL ...) at its end
+ */
+#define OKNO_SQL_VERIFY(card_mismatch, extra) \
 	"  WITH horizon AS ( " \
 	"    SELECT COALESCE((SELECT h.keys_purged_before FROM %1$s.okno_purge_horizon AS h), '-infinity'::pg_catalog.timestamptz) AS keys, " \
 	"           COALESCE((SELECT h.events_purged_before FROM %1$s.okno_purge_horizon AS h), '-infinity'::pg_catalog.timestamptz) AS events, " \
@@ -93,13 +115,7 @@ PG_FUNCTION_INFO_V1(okno_verify_0_7);
 	"    SELECT 'response does not match its booking', " \
 	"           pg_catalog.format('key %%s of actor %%s, booking %%s', k.request_key, k.actor_id, b.id) " \
 	"      FROM keyed AS k JOIN %1$s.bookings AS b ON b.id OPERATOR(pg_catalog.=) k.booking_id " \
-	"     WHERE b.actor_id OPERATOR(pg_catalog.<>) k.actor_id " \
-	"        OR ((NOT k.course OR k.response_body OPERATOR(pg_catalog.?) 'actor_id') " \
-	"            AND" DISTINCT("k.response_body OPERATOR(pg_catalog.->>) 'actor_id'", "b.actor_id::pg_catalog.text") ") " \
-	"        OR ((NOT k.course OR k.response_body OPERATOR(pg_catalog.?) 'resource_id') " \
-	"            AND" DISTINCT("k.response_body OPERATOR(pg_catalog.->>) 'resource_id'", "b.resource_id::pg_catalog.text") ") " \
-	"        OR" DISTINCT("k.starts_at", "b.starts_at") \
-	"        OR" DISTINCT("k.ends_at", "b.ends_at") \
+	card_mismatch \
 	"    UNION ALL " \
 	"    SELECT 'booking without booking_created event', " \
 	"           pg_catalog.format('booking %%s of actor %%s', b.id, b.actor_id) " \
@@ -177,7 +193,7 @@ PG_FUNCTION_INFO_V1(okno_verify_0_7);
 	"  ORDER BY 1, 2 "
 
 static OknoPlan verify_plan = {
-	.sql = OKNO_SQL_VERIFY(""),
+	.sql = OKNO_SQL_VERIFY(OKNO_SQL_CARD_MISMATCH_0_6, ""),
 	.nargs = 0
 };
 
@@ -188,7 +204,7 @@ static OknoPlan verify_plan = {
  * tombstone restored beside a key it had replaced)
  */
 static OknoPlan verify_0_7_plan = {
-	.sql = OKNO_SQL_VERIFY(
+	.sql = OKNO_SQL_VERIFY(OKNO_SQL_CARD_ACTOR,
 		"    UNION ALL "
 		"    SELECT 'malformed fingerprint', "
 		"           pg_catalog.format('key %%s of operation %%s in scope %%s', k.request_key, k.operation, k.scope) "

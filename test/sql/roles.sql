@@ -169,7 +169,7 @@ GRANT SELECT ON okno_subscribers TO regress_okno_relay;
 
 -- 3. maintenance: retention and the invariant checker
 GRANT EXECUTE ON FUNCTION okno_purge(interval, interval), okno_verify() TO regress_okno_maint;
-GRANT SELECT (id, resource_id, actor_id, starts_at, ends_at, created_at)
+GRANT SELECT (id, actor_id, created_at)   -- 0.7.0: no longer resource_id, starts_at, ends_at
    ON bookings TO regress_okno_maint;
 GRANT SELECT (actor_id, request_key, fingerprint, fingerprint_version, response_body, created_at), DELETE
    ON idempotency TO regress_okno_maint;
