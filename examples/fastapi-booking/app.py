@@ -1,9 +1,15 @@
 """The course's booking service on okno: FastAPI routes, SQL calls, no service code.
 
-    POST /bookings               okno_create_booking_result(actor, key, body)
-    GET  /bookings/{id}          okno_get_booking(actor, id)
-    POST /bookings/{id}/cancel   okno_cancel_booking(actor, id)
+    POST /bookings                   okno_create_booking_result(actor, key, body)
+    GET  /bookings/{id}              okno_get_booking(actor, id)
+    POST /bookings/{id}/cancel       okno_cancel_booking(actor, id)
+    POST /bookings/{id}/reschedule   okno_idempotent_result('bookings/reschedule', actor,
+                                         key, request, 'public.reschedule_booking(jsonb)')
     GET  /health
+
+The reschedule handler is the app's own SQL function (schema.sql): apply it
+as the tables' owner; the app creates it at startup when it is missing and
+its role may.
 
 Connection: DATABASE_URL when set (a libpq URI or "key=value" string),
 otherwise libpq's usual environment (PGHOST, PGPORT, PGUSER, PGDATABASE...).
@@ -119,17 +125,22 @@ def problem(status: int, code: str, message: str, detail: Optional[str] = None,
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def from_database_error(e: psycopg.Error) -> JSONResponse:
+def from_database_error(e: psycopg.Error,
+                        statuses: Optional[Dict[str, int]] = None) -> JSONResponse:
     """An error raised by okno becomes its catalogue status and code; the
     message and detail are the database's own (they name the field, the key,
-    the resource). Anything okno does not list is a 500."""
+    the resource). Anything okno does not list is a 500. `statuses` replaces
+    the catalogue's status of some codes (the reschedule route's draft
+    statuses)."""
     entry = okno_errors().get(e.sqlstate or "")
     if entry is None:
         print(f"okno example: unexpected database error {e.sqlstate}: {e}", file=sys.stderr)
         return problem(500, "internal_error", "unexpected database error")
     diag = e.diag
-    return problem(entry["http_status"], entry["code"],
-                   diag.message_primary or entry["message"], diag.message_detail)
+    status = (statuses or {}).get(entry["code"], entry["http_status"])
+    headers = {"Retry-After": "1"} if entry["code"] == "request_in_progress" else None
+    return problem(status, entry["code"], diag.message_primary or entry["message"],
+                   diag.message_detail, headers)
 
 
 def unavailable(e: Exception) -> JSONResponse:
@@ -195,6 +206,19 @@ def load_error_catalogue() -> None:
         okno_errors()
     except psycopg.Error as e:
         print(f"okno example: okno_errors() not read at startup: {e}", file=sys.stderr)
+
+
+@app.on_event("startup")
+def create_handler_if_missing() -> None:
+    # The app's own schema (schema.sql): normally applied by the tables'
+    # owner with the tables; created here when missing, if this role may
+    # (an application role without CREATE on the schema may not, and needs
+    # not: the owner applied it). Best effort, as above.
+    try:
+        ensure_schema()
+    except (psycopg.Error, OSError) as e:
+        print(f"okno example: {RESCHEDULE_HANDLER} not checked or not created at startup "
+              f"(apply schema.sql as the tables' owner): {e}", file=sys.stderr)
 
 
 BOOKING_IN_SCHEMA = {
@@ -288,17 +312,23 @@ def create_once(conn: psycopg.Connection, actor: int, key: str, body: str):
     return row[0], row[1]
 
 
-def create_with_retries(actor: int, key: str, body: str):
+def with_retries(once, key: str):
+    """once(conn), each time in a new transaction, until it does not fail
+    with 40001 or 40P01; RetriesExhausted after 1 + SERIALIZATION_RETRIES."""
     with connect() as conn:
         for attempt in range(SERIALIZATION_RETRIES + 1):
             try:
-                return create_once(conn, actor, key, body)
+                return once(conn)
             except (pgerrors.SerializationFailure, pgerrors.DeadlockDetected) as e:
                 print(f"okno example: {e.sqlstate} on attempt {attempt + 1}, key {key!r}",
                       file=sys.stderr)
                 if attempt < SERIALIZATION_RETRIES:
                     time.sleep(RETRY_PAUSE_SECONDS * (attempt + 1))
     raise RetriesExhausted()
+
+
+def create_with_retries(actor: int, key: str, body: str):
+    return with_retries(lambda conn: create_once(conn, actor, key, body), key)
 
 
 def booking_id_from(text: str) -> Optional[int]:
@@ -342,6 +372,163 @@ def cancel_booking(booking_id: str, background_tasks: BackgroundTasks,
     # acceleration starts its delivery.
     return booking_call("SELECT okno_cancel_booking(%s, %s)", authorization, booking_id,
                         background_tasks)
+
+
+# --- POST /bookings/{id}/reschedule: okno's generic idempotency keys ---------------
+#
+# Built only on okno's generic API: okno_idempotent_result runs the app's own
+# handler, public.reschedule_booking(jsonb) (schema.sql), once per
+# ('bookings/reschedule', actor, key) and replays its stored response; the
+# handler moves the booking and writes booking_rescheduled with okno_emit.
+# The statuses are the IETF draft's (draft-ietf-httpapi-idempotency-key-header):
+# a missing key 400, a key reused with another request 422, a key whose first
+# request is still running 409 at once (okno.key_wait = off), and okno's
+# 410 for an expired key. POST /bookings keeps the course's (key_reused 409).
+
+RESCHEDULE_OPERATION = "bookings/reschedule"
+RESCHEDULE_HANDLER = "public.reschedule_booking(jsonb)"
+SCHEMA_SQL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema.sql")
+
+# The draft's statuses where okno's catalogue has the course's.
+DRAFT_STATUSES = {"key_reused": 422}
+# Refusals the handler returns that okno's catalogue does not list (the
+# others, booking_missing and slot_busy, take the catalogue's status).
+HANDLER_REFUSALS = {"booking_cancelled": 409}
+
+RESCHEDULE_IN_SCHEMA = {
+    "type": "object",
+    "required": ["starts_at", "ends_at"],
+    "additionalProperties": False,
+    "properties": {
+        "starts_at": {"type": "string", "format": "date-time"},
+        "ends_at": {"type": "string", "format": "date-time"},
+    },
+}
+
+
+def ensure_schema() -> None:
+    """Create the handler from schema.sql when the database has none."""
+    with connect() as conn:
+        if conn.execute("SELECT to_regprocedure(%s)", (RESCHEDULE_HANDLER,)).fetchone()[0] is None:
+            with open(SCHEMA_SQL, encoding="utf-8") as f:
+                conn.execute(f.read())
+            print(f"okno example: created {RESCHEDULE_HANDLER} from schema.sql", file=sys.stderr)
+
+
+def reschedule_body(raw: bytes):
+    """(body text, None), or (None, why): the body must be a JSON object with
+    exactly "starts_at" and "ends_at". Only the shape is checked here; the
+    text goes to PostgreSQL unchanged, and the handler checks the times by
+    okno's rule (okno_canonical)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "request body is not UTF-8"
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        return None, f"request body is not valid JSON: {e}"
+    if not isinstance(value, dict):
+        kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+            type(value), "a number")
+        return None, f"The payload must be a JSON object, not {kind}."
+    for field in value:
+        if field not in ("starts_at", "ends_at"):
+            return None, f'Field "{field}" is not allowed.'
+    for field in ("starts_at", "ends_at"):
+        if field not in value:
+            return None, f'Field "{field}" is missing.'
+    return text, None
+
+
+def reschedule_once(conn: psycopg.Connection, actor: int, key: str, booking_id: int, body: str):
+    """One transaction: the key, the booking's new times and the event, or
+    nothing. SET LOCAL: a request whose key another transaction holds gets
+    request_in_progress at once instead of waiting (and the setting ends
+    with the transaction, so a pooled server session keeps its own)."""
+    with conn.transaction():
+        conn.execute("SET LOCAL okno.key_wait = off")
+        row = conn.execute(
+            "SELECT response, replayed FROM okno_idempotent_result(%s, %s, %s,"
+            " %s::jsonb || jsonb_build_object('booking_id', %s::bigint, 'actor_id', %s::integer),"
+            " %s::regprocedure)",
+            (RESCHEDULE_OPERATION, str(actor), key, body, booking_id, actor, RESCHEDULE_HANDLER),
+        ).fetchone()
+    return row[0], row[1]
+
+
+@app.post(
+    "/bookings/{booking_id}/reschedule",
+    openapi_extra={"requestBody": {"required": True, "content": {
+        "application/json": {"schema": RESCHEDULE_IN_SCHEMA}}}},
+)
+async def reschedule_booking_route(
+    booking_id: str,
+    request: Request,
+    background_tasks: BackgroundTasks,
+    idempotency_key: Optional[str] = Header(None, alias="Idempotency-Key"),
+    authorization: Optional[str] = Header(None),
+):
+    raw = await request.body()
+    return await run_in_threadpool(reschedule_sync, booking_id, raw, idempotency_key,
+                                   authorization, background_tasks)
+
+
+def reschedule_sync(booking_id: str, raw: bytes, idempotency_key: Optional[str],
+                    authorization: Optional[str],
+                    background_tasks: BackgroundTasks) -> JSONResponse:
+    if idempotency_key is None:  # the draft: 400
+        return problem(400, "missing_key", "the Idempotency-Key header is required")
+    actor = actor_from(authorization)
+    if actor is None:
+        return unauthorized()
+    try:
+        bid = booking_id_from(booking_id)
+        if bid is None:  # not an id at all: no such booking (nothing stored)
+            entry = okno_error_by_code("booking_missing")
+            return problem(entry["http_status"], entry["code"], entry["message"])
+        body, why = reschedule_body(raw)
+        if body is None:  # nothing stored: the key stays free
+            entry = okno_error_by_code("invalid_payload")
+            return problem(entry["http_status"], entry["code"], entry["message"], why)
+        response, replayed = with_retries(
+            lambda conn: reschedule_once(conn, actor, idempotency_key, bid, body), idempotency_key)
+    except RetriesExhausted:
+        entry = okno_errors()["40001"]
+        return problem(entry["http_status"], entry["code"], entry["message"],
+                       headers={"Retry-After": "1"})
+    except (pgerrors.InvalidTextRepresentation, pgerrors.UntranslatableCharacter) as e:
+        # JSON that Python reads and PostgreSQL does not (NaN, "\u0000")
+        entry = okno_error_by_code("invalid_payload")
+        return problem(entry["http_status"], entry["code"],
+                       "request body is not valid JSON: " + (e.diag.message_primary or ""),
+                       e.diag.message_detail)
+    except pgerrors.ExclusionViolation:
+        # The handler found the slot free, but a booking committed meanwhile
+        # took it (bookings_no_overlap). The error rolled everything back,
+        # key included: a retry runs again and gets the stored slot_busy.
+        entry = okno_error_by_code("slot_busy")
+        return problem(entry["http_status"], entry["code"], entry["message"],
+                       "another booking took the slot meanwhile; nothing was stored")
+    except (psycopg.OperationalError, pgerrors.ReadOnlySqlTransaction) as e:
+        return unavailable(e)
+    except psycopg.Error as e:
+        return from_database_error(e, DRAFT_STATUSES)
+    # committed: the event (if the handler wrote one) goes out sooner
+    background_tasks.add_task(drain_once)
+    headers = {"Idempotent-Replayed": "true"} if replayed else None
+    code = response.get("code") if isinstance(response, dict) else None
+    if code is None:
+        return JSONResponse(response, status_code=200, headers=headers)
+    # a refusal the handler returned: stored, so a retry gets it again
+    try:
+        status = HANDLER_REFUSALS.get(code) or okno_error_by_code(code)["http_status"]
+    except KeyError:
+        print(f"okno example: the handler returned an unknown code {code!r}", file=sys.stderr)
+        status = 500
+    except psycopg.OperationalError as e:  # the catalogue could not be read
+        return unavailable(e)
+    return JSONResponse(response, status_code=status, headers=headers)
 
 
 @app.get("/health")
