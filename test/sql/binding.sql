@@ -162,7 +162,7 @@ ROLLBACK;
 BEGIN;
 ALTER TABLE outbox DROP COLUMN order_key;
 SELECT state, detail FROM pg_temp.error_of('SELECT * FROM okno_drain(1)');
-SELECT okno_idempotent('bind', 's', 'k', '{}', 'jsonb_strip_nulls(jsonb)');
+SELECT okno_idempotent('bind', 's', 'k', '{}', 'okno_test.strip_nulls(jsonb)');
 ROLLBACK;
 SELECT count(*) >= 0 AS drains_again FROM okno_drain(100);
 SELECT * FROM okno_verify();

@@ -78,8 +78,8 @@ SELECT okno_test.err($$SELECT okno_idempotent('reschedule', 'tenant-1', 'r-4', '
 CREATE FUNCTION okno_test.null_response(r jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT 'null'::jsonb $$;
 SELECT * FROM okno_idempotent_result('reschedule', 'tenant-1', 'r-4', '{}', 'okno_test.null_response(jsonb)');
 SELECT * FROM okno_idempotent_result('reschedule', 'tenant-1', 'r-4', '{}', 'okno_test.null_response(jsonb)');
--- a built-in function may handle
-SELECT okno_idempotent('strip', 'x', 'r-5', '{"a": null, "b": 1}', 'jsonb_strip_nulls(jsonb)');
+-- a function in the SQL-standard form (RETURN) may handle
+SELECT okno_idempotent('strip', 'x', 'r-5', '{"a": null, "b": 1}', 'okno_test.strip_nulls(jsonb)');
 
 -- every rule, in the order of the arguments
 SELECT okno_test.err($$SELECT okno_idempotent(NULL, 's', 'k', '{}', 'okno_test.move(jsonb)')$$);
@@ -90,11 +90,11 @@ SELECT okno_test.err($$SELECT okno_idempotent('pay:now', 's', 'k', '{}', 'okno_t
 SELECT okno_test.err($$SELECT okno_idempotent('pay now', 's', 'k', '{}', 'okno_test.move(jsonb)')$$);
 SELECT okno_test.err(format($$SELECT okno_idempotent(%L, 's', 'k', '{}', 'okno_test.move(jsonb)')$$, 'a' || repeat('b', 63)));
 SELECT okno_test.err(format($$SELECT okno_idempotent(%L, 's', 'k', '{}', 'okno_test.move(jsonb)')$$, 'a' || repeat('b', 62)));
-SELECT okno_test.err($$SELECT okno_idempotent('a.b/c-d_9', 's', 'k', '{}', 'jsonb_strip_nulls(jsonb)')$$);
+SELECT okno_test.err($$SELECT okno_idempotent('a.b/c-d_9', 's', 'k', '{}', 'okno_test.strip_nulls(jsonb)')$$);
 SELECT okno_test.err($$SELECT okno_idempotent('pay', NULL, 'k', '{}', 'okno_test.move(jsonb)')$$);
 SELECT okno_test.err(format($$SELECT okno_idempotent('pay', %L, 'k', '{}', 'okno_test.move(jsonb)')$$, repeat('s', 256)));
-SELECT okno_test.err(format($$SELECT okno_idempotent('pay', %L, 'k', '{}', 'jsonb_strip_nulls(jsonb)')$$, repeat('é', 127) || 's'));
-SELECT okno_test.err($$SELECT okno_idempotent('pay', 'пользователь:7', 'k', '{}', 'jsonb_strip_nulls(jsonb)')$$);
+SELECT okno_test.err(format($$SELECT okno_idempotent('pay', %L, 'k', '{}', 'okno_test.strip_nulls(jsonb)')$$, repeat('é', 127) || 's'));
+SELECT okno_test.err($$SELECT okno_idempotent('pay', 'пользователь:7', 'k', '{}', 'okno_test.strip_nulls(jsonb)')$$);
 SELECT okno_test.err($$SELECT okno_idempotent('pay', 's', NULL, '{}', 'okno_test.move(jsonb)')$$);
 SELECT okno_test.err($$SELECT okno_idempotent('pay', 's', '', '{}', 'okno_test.move(jsonb)')$$);
 SELECT okno_test.err($$SELECT okno_idempotent('pay', 's', 'a:b', '{}', 'okno_test.move(jsonb)')$$);
@@ -192,12 +192,12 @@ SELECT request_key, response FROM okno_key WHERE operation = 'pay' ORDER BY 1;
 CREATE ROLE okno_idem_app;
 GRANT USAGE ON SCHEMA okno_test TO okno_idem_app;
 SET ROLE okno_idem_app;
-SELECT okno_test.err($$SELECT okno_idempotent('strip', 'x', 'r-5', '{"a": null, "b": 1}', 'jsonb_strip_nulls(jsonb)')$$);
+SELECT okno_test.err($$SELECT okno_idempotent('strip', 'x', 'r-5', '{"a": null, "b": 1}', 'okno_test.strip_nulls(jsonb)')$$);
 RESET ROLE;
 GRANT SELECT, INSERT ON okno_key TO okno_idem_app;
 REVOKE EXECUTE ON FUNCTION okno_test.move(jsonb) FROM PUBLIC;
 SET ROLE okno_idem_app;
-SELECT okno_idempotent('strip', 'x', 'r-5', '{"a": null, "b": 1}', 'jsonb_strip_nulls(jsonb)');
+SELECT okno_idempotent('strip', 'x', 'r-5', '{"a": null, "b": 1}', 'okno_test.strip_nulls(jsonb)');
 SELECT okno_test.err($$SELECT okno_idempotent('reschedule', 'app', 'r-1', '{}', 'okno_test.move(jsonb)')$$);
 RESET ROLE;
 

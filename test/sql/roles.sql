@@ -258,6 +258,10 @@ RESET ROLE;
 INSERT INTO outbox (id, kind, payload, attempts, last_error, parked_at)
 VALUES ('01900000-0000-7000-8000-0000000000ff', 'roles_probe', '{}', 3, 'recipient down', now())
 RETURNING id AS parked \gset
+-- the operations' handler, where every role can call it (a function of
+-- PUBLIC's EXECUTE in a schema of PUBLIC's USAGE)
+CREATE FUNCTION public.roles_strip_nulls(r jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE RETURN pg_catalog.jsonb_strip_nulls(r);
 CREATE TABLE roles_test.ops (ord int PRIMARY KEY, op text, sql text, for_role name);
 INSERT INTO roles_test.ops VALUES
   (1, 'create', format('SELECT okno_create_booking(%s, %L, %L)', :actor, 'roles-2', :'p2'), 'regress_okno_app'),
@@ -286,8 +290,8 @@ INSERT INTO roles_test.ops VALUES
   (24, 'record_failure_subscriber', format('SELECT attempts FROM okno_record_failure(%L, %L, %L)', :'ev', 'x', 'roles-sub'), 'regress_okno_relay'),
   (25, 'requeue_subscriber', format('SELECT okno_requeue(%L, %L)', :'ev', 'roles-sub'), 'regress_okno_relay'),
   (26, 'subscribers', 'SELECT count(*) FROM okno_subscribers', 'regress_okno_relay'),
-  (27, 'idempotent', 'SELECT okno_idempotent(''roles'', ''s'', ''roles-op'', ''{"a": null}'', ''pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb)'')', 'regress_okno_app'),
-  (28, 'idempotent_result', 'SELECT replayed FROM okno_idempotent_result(''roles'', ''s'', ''roles-op-2'', ''{}'', ''pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb)'')', 'regress_okno_app'),
+  (27, 'idempotent', 'SELECT okno_idempotent(''roles'', ''s'', ''roles-op'', ''{"a": null}'', ''public.roles_strip_nulls(jsonb)'')', 'regress_okno_app'),
+  (28, 'idempotent_result', 'SELECT replayed FROM okno_idempotent_result(''roles'', ''s'', ''roles-op-2'', ''{}'', ''public.roles_strip_nulls(jsonb)'')', 'regress_okno_app'),
   (29, 'claim_and_store', 'SELECT count(okno_key_store(''roles'', ''s'', ''roles-claim'', ''{"ok": 1}'')) FROM (SELECT okno_key_claim(''roles'', ''s'', ''roles-claim'', ''{}'') AS c OFFSET 0) AS x WHERE x.c IS NULL', 'regress_okno_app'),
   (30, 'canonical_json', 'SELECT okno_canonical_json(''{"b": 1, "a": 2}'')', NULL),
   (31, 'emit', 'SELECT okno_emit(''roles_probe'', ''{}'', ''roles-key'') IS NOT NULL', 'regress_okno_app');

@@ -32,6 +32,12 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 
+-- okno_test.strip_nulls(r): a handler of okno_idempotent that needs no
+-- table (PostgreSQL 18's jsonb_strip_nulls has a second argument, so it
+-- cannot be one itself); its body bound when it is created
+CREATE FUNCTION okno_test.strip_nulls(r jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE RETURN pg_catalog.jsonb_strip_nulls(r);
+
 -- okno_test.booking(resource, start, end) builds a payload
 CREATE FUNCTION okno_test.payload(r int, s text, e text) RETURNS jsonb
 LANGUAGE sql IMMUTABLE AS $$

@@ -522,6 +522,10 @@ $ex$;
 -- the second transaction: purge what the first one wrote, and 10,050 old
 -- keys and delivered events more, so that the purge takes more than one
 -- batch (it walks 10,000 rows a statement)
+-- an operation's handler, its body bound when it is created
+CREATE FUNCTION shadow_probe.strip_nulls(r pg_catalog.jsonb) RETURNS pg_catalog.jsonb
+LANGUAGE sql IMMUTABLE RETURN pg_catalog.jsonb_strip_nulls(r);
+
 CREATE FUNCTION shadow_probe.exercise_purge(s pg_catalog.text, day pg_catalog.text)
 RETURNS TABLE (n pg_catalog.int4, step pg_catalog.text, result pg_catalog.text)
 LANGUAGE plpgsql AS $ex$
@@ -554,16 +558,15 @@ BEGIN
         pg_catalog.format('{"resource_id":1,"starts_at":"%sT10:00:00+02:00","ends_at":"%sT11:00:00+02:00"}', day, day)));
     RETURN NEXT;
 
-    -- an operation's key (0.7.0), its handler a built-in function named
-    -- by its schema
+    -- an operation's key (0.7.0), its handler named by its schema
     n := 40; step := 'idempotent';
     EXECUTE pg_catalog.format('SELECT pg_catalog.format(''%%s %%s'', r.response, r.replayed)'
-        ' FROM %I.okno_idempotent_result(''shadow'', ''t'', ''sh-op'', $1, ''pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb)'') AS r', s)
+        ' FROM %I.okno_idempotent_result(''shadow'', ''t'', ''sh-op'', $1, ''shadow_probe.strip_nulls(pg_catalog.jsonb)'') AS r', s)
         INTO result USING '{"b": [1, 2.50], "a": null}'::pg_catalog.jsonb;
     RETURN NEXT;
     n := 41; step := 'idempotent replayed';
     EXECUTE pg_catalog.format('SELECT pg_catalog.format(''%%s %%s'', r.response, r.replayed)'
-        ' FROM %I.okno_idempotent_result(''shadow'', ''t'', ''sh-op'', $1, ''pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb)'') AS r', s)
+        ' FROM %I.okno_idempotent_result(''shadow'', ''t'', ''sh-op'', $1, ''shadow_probe.strip_nulls(pg_catalog.jsonb)'') AS r', s)
         INTO result USING '{"a": null, "b": [1.0, 2.5]}'::pg_catalog.jsonb;
     RETURN NEXT;
     n := 42; step := 'canonical json';

@@ -442,7 +442,7 @@ check "okno_verify() is empty after the upgrade" "" "$(q17 "SELECT * FROM okno_v
 check "every key replays the card it got on 15 (20 keys)" "20 0" \
 	"$(app17 -c "SELECT count(*) || ' ' || count(*) FILTER (WHERE okno_create_booking(actor, key, payload) IS DISTINCT FROM card) FROM pgu_requests")"
 check "the operation's key replays its response without running its handler again" "{\"echo\": {\"n\": 1}} t" \
-	"$(app17 -c "SELECT response || ' ' || replayed FROM okno_idempotent_result('echo', 'shop', 'pgu-op', '{\"n\": 1}', 'pgu_echo(jsonb)')")"
+	"$(app17 -c "SELECT format('%s %s', response, replayed) FROM okno_idempotent_result('echo', 'shop', 'pgu-op', '{\"n\": 1}', 'pgu_echo(jsonb)')")"
 check "the expired key is answered from its tombstone (key_expired)" 1 \
 	"$(app17 -c "SELECT okno_create_booking(1, 'pgu-gone', '{\"resource_id\":1,\"starts_at\":\"2030-02-01T00:00:00Z\",\"ends_at\":\"2030-02-01T01:00:00Z\"}')" 2>&1 |
 		grep -c 'has expired')"

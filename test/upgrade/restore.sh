@@ -59,7 +59,7 @@ check "the parked event stays parked, with its error" "given up" \
 check "a new booking goes on after the old ids" "$(( $(q "SELECT max(id) FROM bookings") + 1 ))" \
 	"$(q "SELECT okno_create_booking(2, 'after-upgrade', '{\"resource_id\":1,\"starts_at\":\"2031-01-01T00:00:00Z\",\"ends_at\":\"2031-01-01T01:00:00Z\"}') ->> 'id'")"
 check "the operation's key replays its response" "{\"echo\": {\"n\": 1}} t" \
-	"$(q "SELECT response || ' ' || replayed FROM okno_idempotent_result('echo', 'shop', 'major-op', '{\"n\": 1}', 'upgrade_echo(jsonb)')")"
+	"$(q "SELECT format('%s %s', response, replayed) FROM okno_idempotent_result('echo', 'shop', 'major-op', '{\"n\": 1}', 'upgrade_echo(jsonb)')")"
 check "the expired key is answered from its tombstone (key_expired)" "OKB11" \
 	"$("$PGBIN/psql" -X -q -At -d okno_dst -c "\\set VERBOSITY sqlstate" \
 		-c "SELECT okno_create_booking(1, 'major-gone', '{\"resource_id\":1,\"starts_at\":\"2030-02-01T00:00:00Z\",\"ends_at\":\"2030-02-01T01:00:00Z\"}')" 2>&1 |
