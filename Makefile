@@ -20,6 +20,7 @@ OBJS = \
 	src/pure/uuid7.o \
 	src/pure/jcs.o \
 	src/pure/jcs_number.o \
+	src/pure/names.o \
 	src/base/schema.o \
 	src/base/bind.o \
 	src/base/owner.o \

@@ -57,6 +57,7 @@
 #include "utils/xid8.h"
 
 #include "base/base.h"
+#include "pure/names.h"
 #include "outbox/outbox.h"
 #include "delivery/delivery.h"
 
@@ -64,29 +65,6 @@
 #define OKNO_SUBSCRIBER_MAXLEN 63
 
 #define OKNO_SUBSCRIBER_TABLE "okno_subscriber"
-
-/*
- * Whether name follows the rule above.
- */
-static bool
-subscriber_name_valid(const char *name, int len)
-{
-	int			i;
-
-	if (len < 1 || len > OKNO_SUBSCRIBER_MAXLEN)
-		return false;
-	if (name[0] < 'a' || name[0] > 'z')
-		return false;
-	for (i = 1; i < len; i++)
-	{
-		char		c = name[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			  c == '_' || c == '-'))
-			return false;
-	}
-	return true;
-}
 
 /*
  * The subscriber named by a function's argument, checked against the rule
@@ -98,7 +76,7 @@ okno_subscriber_arg(text *arg, const char *fname)
 {
 	char	   *name = text_to_cstring(arg);
 
-	if (!subscriber_name_valid(name, strlen(name)))
+	if (!okno_name_valid(name, strlen(name), OKNO_SUBSCRIBER_MAXLEN, "_-"))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid subscriber name \"%s\"", name),

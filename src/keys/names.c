@@ -33,31 +33,12 @@
 #include "utils/builtins.h"
 
 #include "base/base.h"
+#include "pure/names.h"
 #include "keys/keys.h"
 
 #define OKNO_OPERATION_MAXLEN	63
 #define OKNO_SCOPE_MAXLEN		255
 #define OKNO_KEY_MAXLEN			80
-
-static bool
-operation_valid(const char *name, int len)
-{
-	int			i;
-
-	if (len < 1 || len > OKNO_OPERATION_MAXLEN)
-		return false;
-	if (name[0] < 'a' || name[0] > 'z')
-		return false;
-	for (i = 1; i < len; i++)
-	{
-		char		c = name[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			  c == '_' || c == '-' || c == '.' || c == '/'))
-			return false;
-	}
-	return true;
-}
 
 /*
  * The operation named by argument argno, checked: a palloc'd C string.
@@ -73,7 +54,7 @@ okno_operation_arg(FunctionCallInfo fcinfo, int argno)
 				 errmsg("operation must not be null"),
 				 errhint("Name the operation, such as \"reschedule\".")));
 	name = text_to_cstring(PG_GETARG_TEXT_PP(argno));
-	if (!operation_valid(name, strlen(name)))
+	if (!okno_name_valid(name, strlen(name), OKNO_OPERATION_MAXLEN, "_-./"))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid operation name \"%s\"", name),

@@ -55,6 +55,7 @@
 #include "utils/uuid.h"
 
 #include "base/base.h"
+#include "pure/names.h"
 #include "outbox/outbox.h"
 
 PG_FUNCTION_INFO_V1(okno_emit);
@@ -69,26 +70,6 @@ static OknoPlan emit_plan = {
 	.argtypes = {UUIDOID, TEXTOID, JSONBOID, TEXTOID}
 };
 
-static bool
-kind_valid(const char *kind, int len)
-{
-	int			i;
-
-	if (len < 1 || len > OKNO_KIND_MAXLEN)
-		return false;
-	if (kind[0] < 'a' || kind[0] > 'z')
-		return false;
-	for (i = 1; i < len; i++)
-	{
-		char		c = kind[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			  c == '_' || c == '-' || c == '.'))
-			return false;
-	}
-	return true;
-}
-
 /* the kind argument, checked: a palloc'd C string */
 static char *
 kind_arg(FunctionCallInfo fcinfo)
@@ -101,7 +82,7 @@ kind_arg(FunctionCallInfo fcinfo)
 				 errmsg("kind must not be null"),
 				 errhint("Name the event's kind, such as \"booking_rescheduled\".")));
 	kind = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	if (!kind_valid(kind, strlen(kind)))
+	if (!okno_name_valid(kind, strlen(kind), OKNO_KIND_MAXLEN, "_-."))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid event kind \"%s\"", kind),
