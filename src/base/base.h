@@ -56,6 +56,9 @@ typedef struct OknoPlan
 	int			nargs;
 	Oid			argtypes[11];
 	int			cursor_options; /* CURSOR_OPT_GENERIC_PLAN: see okno_plan() */
+	bool		own;			/* names only okno's own relations: prepared
+								 * without binding the application's tables,
+								 * so it runs in a database that has none */
 	SPIPlanPtr	plan;
 	uint64		generation;
 } OknoPlan;
@@ -88,6 +91,7 @@ extern void okno_base_init(void);
 extern const char *okno_schema_name(void);
 extern Oid	okno_relid(OknoRel rel);
 extern Oid	okno_relid_by_name(const char *relname);
+extern bool okno_application_tables_absent(void);
 extern uint64 okno_cache_generation(void);
 extern int	okno_installed_version(void);
 extern int	okno_installed_version_uncached(void);
@@ -119,6 +123,7 @@ typedef struct OknoBinding
 
 extern void okno_bind_tables(Oid nsp, const char *schema, int version,
 							 OknoBinding *b);
+extern bool okno_tables_absent(Oid nsp);
 extern const OknoBinding *okno_binding(void);
 
 /* owner.c: a superuser's call runs as the tables' owner */

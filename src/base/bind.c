@@ -418,6 +418,24 @@ check_triggers(OknoRel t, Oid relid, OknoBinding *b)
 }
 
 /*
+ * Whether none of the five application tables exists in schema nsp: a
+ * database that uses only okno's own tables (operations' keys), where the
+ * calls that can do without the application's tables skip them instead of
+ * reporting them missing.  A database with some of them is bound, and
+ * told what is wrong, as before.
+ */
+bool
+okno_tables_absent(Oid nsp)
+{
+	int			t;
+
+	for (t = 0; t < OKNO_NUM_TABLES; t++)
+		if (OidIsValid(get_relname_relid(table_names[t], nsp)))
+			return false;
+	return true;
+}
+
+/*
  * Bind okno's tables in schema nsp (quoted name schema): fill b, or raise
  * the one error that lists every reason they cannot serve.
  */

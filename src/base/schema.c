@@ -45,6 +45,7 @@
 static bool schema_valid = false;	/* cache_schema* and cache_nsp */
 static bool cache_valid = false;	/* and the binding too */
 static uint64 cache_generation = 0;
+static uint64 schema_generation = 0;	/* the same for the schema alone */
 static Oid	cache_nsp = InvalidOid;
 static char *cache_schema = NULL;	/* quoted, in TopMemoryContext */
 static char *cache_schema_raw = NULL;	/* unquoted, in TopMemoryContext */
@@ -176,6 +177,7 @@ okno_ensure_schema(void)
 	cache_schema = pstrdup(quote_identifier(name));
 	MemoryContextSwitchTo(oldcxt);
 	cache_nsp = nsp;
+	schema_generation++;
 }
 
 /*
@@ -261,6 +263,16 @@ okno_relid_by_name(const char *relname)
 }
 
 /*
+ * Whether the schema has none of the application's five tables (bind.c).
+ */
+bool
+okno_application_tables_absent(void)
+{
+	okno_ensure_schema();
+	return okno_tables_absent(cache_nsp);
+}
+
+/*
  * The OID of one of okno's relations (InvalidOid if it does not exist).
  */
 Oid
@@ -324,14 +336,28 @@ okno_cache_generation(void)
 }
 
 /*
- * The kept plan for p, prepared (again) if the cache has changed since.
+ * The kept plan for p, prepared (again) if the cache has changed since
+ * (for a plan of okno's own relations, the schema: it binds no tables).
  * The caller must be connected to SPI.
  */
 SPIPlanPtr
 okno_plan(OknoPlan *p)
 {
-	okno_ensure_cache();
-	if (p->plan == NULL || p->generation != cache_generation)
+	uint64		generation;
+
+	if (p->own)
+	{
+		/* okno's own relations: the schema is all it needs */
+		Assert(p->sql_0_6 == NULL);
+		okno_ensure_schema();
+		generation = schema_generation;
+	}
+	else
+	{
+		okno_ensure_cache();
+		generation = cache_generation;
+	}
+	if (p->plan == NULL || p->generation != generation)
 	{
 		char	   *sql;
 		SPIPlanPtr	plan;
@@ -342,7 +368,7 @@ okno_plan(OknoPlan *p)
 			p->plan = NULL;
 		}
 		/* an install older than 0.7.0 has no order keys (base.h) */
-		sql = psprintf(p->sql_0_6 != NULL && cache_version < OKNO_V(0, 7, 0) ?
+		sql = psprintf(!p->own && p->sql_0_6 != NULL && cache_version < OKNO_V(0, 7, 0) ?
 					   p->sql_0_6 : p->sql, cache_schema);
 		/*
 		 * With cursor_options CURSOR_OPT_GENERIC_PLAN the plan is planned
@@ -358,7 +384,7 @@ okno_plan(OknoPlan *p)
 		if (SPI_keepplan(plan) != 0)
 			elog(ERROR, "SPI_keepplan failed");
 		p->plan = plan;
-		p->generation = cache_generation;
+		p->generation = generation;
 		pfree(sql);
 	}
 	return p->plan;

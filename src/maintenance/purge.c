@@ -27,7 +27,8 @@
  * identity and when it expired (keys/tombstone.c), so that a retry with it
  * is answered key_expired rather than run again; the tombstones older than
  * okno.key_tombstone_age are deleted first (all of them, and none is left,
- * when it is 0).
+ * when it is 0).  A database with none of the application's five tables
+ * (one that uses only operations' keys) has only okno's own tables purged.
  *
  * From okno 0.5.0 on, an event is deleted only when every subscriber is done
  * with it as well: each has copied it (its snapshot sees the event's
@@ -129,7 +130,8 @@ static OknoPlan op_key_boundary_plan = {
 	" WHERE (operation, scope, request_key) OPERATOR(pg_catalog.>) ($1, $2, $3)"
 	" ORDER BY operation, scope, request_key OFFSET $4 LIMIT 1",
 	.nargs = 4,
-	.argtypes = {TEXTOID, TEXTOID, TEXTOID, INT4OID}
+	.argtypes = {TEXTOID, TEXTOID, TEXTOID, INT4OID},
+	.own = true
 };
 
 #define OKNO_SQL_OP_KEY_DELETE(upper) \
@@ -148,7 +150,8 @@ static OknoPlan op_key_delete_plan = {
 	.sql = OKNO_SQL_OP_KEY_DELETE(
 		" AND (k.operation, k.scope, k.request_key) OPERATOR(pg_catalog.<=) ($4, $5, $6)"),
 	.nargs = 8,
-	.argtypes = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, BOOLOID}
+	.argtypes = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, BOOLOID},
+	.own = true
 };
 
 static OknoPlan op_key_delete_rest_plan = {
@@ -156,7 +159,8 @@ static OknoPlan op_key_delete_rest_plan = {
 		" AND $4::pg_catalog.text IS NULL AND $5::pg_catalog.text IS NULL"
 		" AND $6::pg_catalog.text IS NULL"),
 	.nargs = 8,
-	.argtypes = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, BOOLOID}
+	.argtypes = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, BOOLOID},
+	.own = true
 };
 
 /* 0.7.0: the tombstones, keyed by key_hash */
@@ -165,7 +169,8 @@ static OknoPlan tombstone_boundary_plan = {
 	"SELECT key_hash FROM %1$s.okno_key_tombstone WHERE key_hash OPERATOR(pg_catalog.>) $1"
 	" ORDER BY key_hash OFFSET $2 LIMIT 1",
 	.nargs = 2,
-	.argtypes = {BYTEAOID, INT4OID}
+	.argtypes = {BYTEAOID, INT4OID},
+	.own = true
 };
 
 static OknoPlan tombstone_delete_plan = {
@@ -174,7 +179,8 @@ static OknoPlan tombstone_delete_plan = {
 	" WHERE key_hash OPERATOR(pg_catalog.>) $1 AND key_hash OPERATOR(pg_catalog.<=) $2"
 	" AND expired_at OPERATOR(pg_catalog.<) $3",
 	.nargs = 3,
-	.argtypes = {BYTEAOID, BYTEAOID, TIMESTAMPTZOID}
+	.argtypes = {BYTEAOID, BYTEAOID, TIMESTAMPTZOID},
+	.own = true
 };
 
 static OknoPlan tombstone_delete_rest_plan = {
@@ -182,7 +188,8 @@ static OknoPlan tombstone_delete_rest_plan = {
 	"DELETE FROM %1$s.okno_key_tombstone"
 	" WHERE key_hash OPERATOR(pg_catalog.>) $1 AND expired_at OPERATOR(pg_catalog.<) $2",
 	.nargs = 2,
-	.argtypes = {BYTEAOID, TIMESTAMPTZOID}
+	.argtypes = {BYTEAOID, TIMESTAMPTZOID},
+	.own = true
 };
 
 /* outbox, keyed by id */
@@ -257,7 +264,8 @@ static OknoPlan horizon_plan = {
 	" keys_purged_before = GREATEST(h.keys_purged_before, EXCLUDED.keys_purged_before),"
 	" events_purged_before = GREATEST(h.events_purged_before, EXCLUDED.events_purged_before)",
 	.nargs = 2,
-	.argtypes = {TIMESTAMPTZOID, TIMESTAMPTZOID}
+	.argtypes = {TIMESTAMPTZOID, TIMESTAMPTZOID},
+	.own = true
 };
 
 /*
@@ -569,11 +577,24 @@ purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers, bool tombs
 	bool		nulls[2] = {false, false};
 	OknoGuard	guard;
 	uint64		keys;
+	uint64		events = 0;
+	bool		app_tables = true;
 
 	PreventCommandIfReadOnly("okno_purge()");
 	InitMaterializedSRF(fcinfo, 0);
 
-	okno_guard_begin(&guard);
+	/*
+	 * From 0.7.0 on, a database that uses only operations' keys, with none
+	 * of the application's five tables, has its keys and tombstones purged
+	 * (okno's own tables, written as the caller); one with some of them is
+	 * bound, and told what is wrong, as before.
+	 */
+	if (tombstones)
+		app_tables = !okno_application_tables_absent();
+	if (app_tables)
+		okno_guard_begin(&guard);
+	else
+		okno_guard_begin_owner(&guard, InvalidOid);
 	okno_spi_connect();
 	if (tombstones)
 	{
@@ -586,13 +607,15 @@ purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers, bool tombs
 		else
 			stones_before = GetCurrentTransactionStartTimestamp() - (TimestampTz) age * USECS_PER_SEC;
 		purge_tombstones(stones_before);
-		keys = purge_keys(keys_before, true, age != 0);
+		keys = app_tables ? purge_keys(keys_before, true, age != 0) : 0;
 		keys += purge_operation_keys(keys_before, age != 0);
 	}
 	else
 		keys = purge_keys(keys_before, false, false);
+	if (app_tables)
+		events = purge_events(events_before, subscribers);
 	values[0] = Int64GetDatum((int64) keys);
-	values[1] = Int64GetDatum((int64) purge_events(events_before, subscribers));
+	values[1] = Int64GetDatum((int64) events);
 	if (record_horizon)
 	{
 		Datum		args[2];

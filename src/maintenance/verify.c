@@ -21,6 +21,9 @@
  * looked for (0.5.0 did): okno binds only to a bookings table whose
  * bookings_no_overlap excludes them, and PostgreSQL enforces it.
  *
+ * A database with none of the application's five tables, one that uses
+ * only operations' keys (0.7.0), has okno's own tables checked alone.
+ *
  * Copyright (c) 2026, the okno authors
  *
  *-------------------------------------------------------------------------
@@ -198,23 +201,34 @@ static OknoPlan verify_plan = {
 };
 
 /*
- * 0.7.0: operations' keys and the tombstones of expired keys: a stored
- * key that also has a tombstone was run again after it expired (a writer
- * that does not look at tombstones, such as the course's service, or a
- * tombstone restored beside a key it had replaced)
+ * 0.7.0: checks of okno's own tables alone: operations' keys and the
+ * tombstones of expired keys.  A stored key that also has a tombstone was
+ * run again after it expired (a writer that does not look at tombstones,
+ * or a tombstone restored beside a key it had replaced).
  */
+#define OKNO_SQL_MALFORMED_KEYS \
+	"    SELECT 'malformed fingerprint'::pg_catalog.text AS problem, " \
+	"           pg_catalog.format('key %%s of operation %%s in scope %%s', k.request_key, k.operation, k.scope) AS detail " \
+	"      FROM %1$s.okno_key AS k " \
+	"     WHERE pg_catalog.octet_length(k.fingerprint) OPERATOR(pg_catalog.<>) 32 " \
+	"    UNION ALL " \
+	"    SELECT 'malformed tombstone', " \
+	"           pg_catalog.format('tombstone %%s', pg_catalog.encode(t.key_hash, 'hex')) " \
+	"      FROM %1$s.okno_key_tombstone AS t " \
+	"     WHERE pg_catalog.octet_length(t.key_hash) OPERATOR(pg_catalog.<>) 32 "
+#define OKNO_SQL_OPERATION_KEY_TOMBSTONE \
+	"    SELECT 'stored key has a tombstone', " \
+	"           pg_catalog.format('key %%s of operation %%s in scope %%s', k.request_key, k.operation, k.scope) " \
+	"      FROM %1$s.okno_key AS k " \
+	"      JOIN %1$s.okno_key_tombstone AS t " \
+	"        ON t.key_hash OPERATOR(pg_catalog.=) " \
+	OKNO_SQL_OPERATION_KEY_HASH("k.operation", "k.scope", "k.request_key")
+
+/* 0.7.0: all of them, a booking's stored key with a tombstone too */
 static OknoPlan verify_0_7_plan = {
 	.sql = OKNO_SQL_VERIFY(OKNO_SQL_CARD_ACTOR,
 		"    UNION ALL "
-		"    SELECT 'malformed fingerprint', "
-		"           pg_catalog.format('key %%s of operation %%s in scope %%s', k.request_key, k.operation, k.scope) "
-		"      FROM %1$s.okno_key AS k "
-		"     WHERE pg_catalog.octet_length(k.fingerprint) OPERATOR(pg_catalog.<>) 32 "
-		"    UNION ALL "
-		"    SELECT 'malformed tombstone', "
-		"           pg_catalog.format('tombstone %%s', pg_catalog.encode(t.key_hash, 'hex')) "
-		"      FROM %1$s.okno_key_tombstone AS t "
-		"     WHERE pg_catalog.octet_length(t.key_hash) OPERATOR(pg_catalog.<>) 32 "
+		OKNO_SQL_MALFORMED_KEYS
 		"    UNION ALL "
 		"    SELECT 'stored key has a tombstone', "
 		"           pg_catalog.format('key %%s of actor %%s', k.request_key, k.actor_id) "
@@ -222,13 +236,24 @@ static OknoPlan verify_0_7_plan = {
 		"      JOIN %1$s.okno_key_tombstone AS t "
 		"        ON t.key_hash OPERATOR(pg_catalog.=) " OKNO_SQL_BOOKING_KEY_HASH("k.actor_id", "k.request_key")
 		"    UNION ALL "
-		"    SELECT 'stored key has a tombstone', "
-		"           pg_catalog.format('key %%s of operation %%s in scope %%s', k.request_key, k.operation, k.scope) "
-		"      FROM %1$s.okno_key AS k "
-		"      JOIN %1$s.okno_key_tombstone AS t "
-		"        ON t.key_hash OPERATOR(pg_catalog.=) "
-		OKNO_SQL_OPERATION_KEY_HASH("k.operation", "k.scope", "k.request_key")),
+		OKNO_SQL_OPERATION_KEY_TOMBSTONE),
 	.nargs = 0
+};
+
+/*
+ * 0.7.0, in a database with none of the application's five tables (one
+ * that uses only operations' keys): okno's own tables' checks alone
+ */
+static OknoPlan verify_own_plan = {
+	.sql =
+	"  SELECT v.problem, v.detail FROM ( "
+	OKNO_SQL_MALFORMED_KEYS
+	"    UNION ALL "
+	OKNO_SQL_OPERATION_KEY_TOMBSTONE
+	"  ) AS v "
+	"  ORDER BY 1, 2 ",
+	.nargs = 0,
+	.own = true
 };
 
 /* run plan, one row per problem into the function's result */
@@ -244,7 +269,13 @@ verify(FunctionCallInfo fcinfo, OknoPlan *plan)
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 
-	okno_guard_begin(&guard);
+	/* a database that uses only operations' keys: okno's own tables */
+	if (plan == &verify_0_7_plan && okno_application_tables_absent())
+		plan = &verify_own_plan;
+	if (plan->own)
+		okno_guard_begin_owner(&guard, InvalidOid);
+	else
+		okno_guard_begin(&guard);
 	okno_spi_connect();
 	rc = SPI_execute_plan(okno_plan(plan), NULL, NULL, true, 0);
 	okno_check_spi(rc, SPI_OK_SELECT, "okno_verify");

@@ -89,3 +89,51 @@ UPDATE outbox SET delivered_at = clock_timestamp()
                                       AND starts_at >= '2031-03-01' AND starts_at < '2031-03-06');
 DELETE FROM okno_key WHERE request_key = 'tomb-1';
 TRUNCATE okno_key_tombstone;
+
+--
+-- A database that uses only operations' keys, with none of the
+-- application's five tables: okno_purge purges okno's own tables (the
+-- keys, leaving tombstones, and the tombstones) and okno_verify checks
+-- them; once one of the five is there, both bind the tables again
+--
+SELECT current_user AS superuser_name, current_database() AS test_db \gset
+CREATE ROLE regress_keys_only LOGIN;
+CREATE DATABASE regress_okno_keys_only OWNER regress_keys_only;
+\c regress_okno_keys_only regress_keys_only
+SET client_min_messages = warning;
+CREATE EXTENSION okno CASCADE;
+RESET client_min_messages;
+CREATE FUNCTION echo(r jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT jsonb_build_object('echo', r) $$;
+SELECT okno_idempotent('echo', 's', 'k-old', '{"n": 1}', 'echo(jsonb)');
+SELECT okno_idempotent('echo', 's', 'k-new', '{"n": 2}', 'echo(jsonb)');
+\c regress_okno_keys_only :superuser_name
+UPDATE okno_key SET created_at = now() - interval '40 days' WHERE request_key = 'k-old';
+\c regress_okno_keys_only regress_keys_only
+SELECT * FROM okno_purge('30 days', '30 days');
+SELECT request_key FROM okno_key ORDER BY 1;
+SELECT count(*) AS tombstones FROM okno_key_tombstone;
+SELECT okno_idempotent('echo', 's', 'k-old', '{"n": 1}', 'echo(jsonb)');
+SELECT okno_idempotent('echo', 's', 'k-new', '{"n": 2}', 'echo(jsonb)');
+SELECT * FROM okno_verify();
+-- a superuser's calls run as the superuser (there is no tables' owner)
+\c regress_okno_keys_only :superuser_name
+SELECT * FROM okno_purge('30 days', '30 days');
+BEGIN;
+INSERT INTO okno_key VALUES ('echo', 's', 'k-old', '\x01', '{}', now());
+INSERT INTO okno_key_tombstone VALUES ('\x00', now());
+SELECT * FROM okno_verify();
+ROLLBACK;
+\c regress_okno_keys_only regress_keys_only
+-- no tombstones kept: the purge removes it, and the key runs again
+SET okno.key_tombstone_age = 0;
+SELECT * FROM okno_purge('30 days', '30 days');
+SELECT count(*) AS tombstones FROM okno_key_tombstone;
+SELECT okno_idempotent('echo', 's', 'k-old', '{"n": 3}', 'echo(jsonb)');
+RESET okno.key_tombstone_age;
+-- one of the five tables, unfit: the binding is back, and says what is wrong
+CREATE TABLE outbox (id int);
+SELECT * FROM okno_purge('30 days', '30 days');
+SELECT * FROM okno_verify();
+\c :test_db :superuser_name
+DROP DATABASE regress_okno_keys_only;
+DROP ROLE regress_keys_only;
