@@ -11,7 +11,7 @@
  * each (errors.c); running a superuser's call as the tables' owner
  * (owner.c); the range table, privilege check and snapshot a direct path
  * shares with the statement it replaces, and the errors about a row okno
- * could not write there (relation.c); SHA-256 and hex (digest.c); Unix
+ * could not write there (relation.c); SHA-256 (digest.c); Unix
  * microseconds (unixtime.c).
  *
  * May call: PostgreSQL and the pure helpers (src/pure) only.  Every other
@@ -209,7 +209,6 @@ pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
 /* digest.c: SHA-256 */
 #define OKNO_SHA256_LEN 32
 extern void okno_sha256(const void *data, size_t len, uint8 digest[OKNO_SHA256_LEN]);
-extern void okno_hex(const uint8 *bytes, size_t len, char *hex);
 
 /* unixtime.c */
 extern TimestampTz okno_unix_us_to_timestamptz(int64 unix_us);

@@ -33,19 +33,3 @@ okno_sha256(const void *data, size_t len, uint8 digest[OKNO_SHA256_LEN])
 	pg_cryptohash_free(ctx);
 }
 
-/*
- * The lowercase hex of len bytes at bytes, into hex (2 * len + 1 bytes).
- */
-void
-okno_hex(const uint8 *bytes, size_t len, char *hex)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t		i;
-
-	for (i = 0; i < len; i++)
-	{
-		hex[2 * i] = digits[bytes[i] >> 4];
-		hex[2 * i + 1] = digits[bytes[i] & 0x0F];
-	}
-	hex[2 * len] = '\0';
-}

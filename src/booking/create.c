@@ -80,8 +80,10 @@ translate_store_error(MemoryContext cxt, int32 actor, const char *keystr,
 			/* only a writer that skips the advisory lock can get here */
 			if (con[0] != '\0' && strcmp(con, b->con_names[OKNO_CON_KEY_UNIQUE]) == 0)
 			{
+				OknoKeyRef	ref = {.actor = actor, .key = keystr};
+
 				FlushErrorState();
-				okno_error_concurrent_request(psprintf("actor %d", actor), keystr);
+				okno_error_concurrent_request(okno_key_owner(&ref), keystr);
 			}
 			break;
 		case ERRCODE_FOREIGN_KEY_VIOLATION:

@@ -76,7 +76,7 @@ okno_fingerprint_hex(const OknoBookingIn *in, int version,
 
 	len = canonical_text(in, version, canon);
 	okno_sha256(canon, len, digest);
-	okno_hex(digest, sizeof(digest), hex);
+	hex[hex_encode((const char *) digest, sizeof(digest), hex)] = '\0';
 }
 
 /*

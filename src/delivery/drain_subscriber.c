@@ -142,11 +142,14 @@ static OknoPlan lock_plan = {
 	"  ORDER BY d.event_id"
 
 /*
- * The order key of a row of okno_delivery as the jsonb the copy compares
- * (step 3's $3): a JSON string from 0.7.0 on, the booking before
+ * An order key k as the jsonb the copy compares (step 3's $3): a JSON
+ * string from 0.7.0 on, the booking (already jsonb) before; and that of a
+ * row o of okno_delivery
  */
-#define OKNO_SQL_DELIVERY_KEY_JSON(o) "pg_catalog.to_jsonb(" o "." OKNO_DELIVERY_KEY ")"
-#define OKNO_SQL_DELIVERY_KEY_JSON_0_6(o) o "." OKNO_DELIVERY_KEY_0_6
+#define OKNO_SQL_KEY_JSON(k) "pg_catalog.to_jsonb(" k ")"
+#define OKNO_SQL_KEY_JSON_0_6(k) k
+#define OKNO_SQL_DELIVERY_KEY_JSON(o) OKNO_SQL_KEY_JSON(o "." OKNO_DELIVERY_KEY)
+#define OKNO_SQL_DELIVERY_KEY_JSON_0_6(o) OKNO_SQL_KEY_JSON_0_6(o "." OKNO_DELIVERY_KEY_0_6)
 
 static OknoPlan pick_plan = {
 	.sql = OKNO_SQL_PICK(OKNO_SQL_DELIVERY_DUE, OKNO_SQL_DELIVERY_KEY_JSON),
@@ -238,10 +241,6 @@ static OknoPlan cut_plan = {
 	"        copied_at = pg_catalog.now()" \
 	"   FROM s, b WHERE u.name OPERATOR(pg_catalog.=) $1)" \
 	" SELECT r.id, r.kind, r.payload, 0 FROM r WHERE r.go ORDER BY r.id"
-
-/* a key as the jsonb step 2 handed out ($3): see OKNO_SQL_DELIVERY_KEY_JSON */
-#define OKNO_SQL_KEY_JSON(k) "pg_catalog.to_jsonb(" k ")"
-#define OKNO_SQL_KEY_JSON_0_6(k) k
 
 static OknoPlan copy_plan = {
 	.sql = OKNO_SQL_COPY(OKNO_SQL_ORDER_KEY, OKNO_SQL_KEY_JSON, OKNO_DELIVERY_KEY),

@@ -277,6 +277,36 @@ table_owner(Oid relid)
 }
 
 /*
+ * The names of the indexes on table relid, not unique, whose definition
+ * matches pattern (OutboxIndex), the valid ones only if valid_only; in the
+ * caller's memory context.
+ */
+static List *
+indexes_matching(Oid relid, const char *pattern, bool valid_only)
+{
+	Datum		args[3];
+	int			rc;
+	uint64		i;
+	List	   *names = NIL;
+
+	args[0] = ObjectIdGetDatum(relid);
+	args[1] = CStringGetTextDatum(pattern);
+	args[2] = BoolGetDatum(valid_only);
+	/* (deparsed with only pg_catalog in the search_path: see begin_call) */
+	rc = SPI_execute_with_args("SELECT c.relname::pg_catalog.text FROM pg_catalog.pg_index AS i"
+							   " JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid"
+							   " WHERE i.indrelid OPERATOR(pg_catalog.=) $1"
+							   " AND (i.indisvalid OR NOT $3) AND NOT i.indisunique"
+							   " AND pg_catalog.substring(pg_catalog.pg_get_indexdef(i.indexrelid),"
+							   " ' USING .*$') OPERATOR(pg_catalog.~) $2",
+							   3, (Oid[]) {OIDOID, TEXTOID, BOOLOID}, args, NULL, true, 0);
+	okno_check_spi(rc, SPI_OK_SELECT, "index lookup");
+	for (i = 0; i < SPI_processed; i++)
+		names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	return names;
+}
+
+/*
  * Whether an index of okno's definition is on table relid already, and the
  * name to create it under: its own, or okno_<its own> where an index of
  * another definition has that name (the course's outbox_pending).
@@ -284,23 +314,8 @@ table_owner(Oid relid)
 static bool
 index_present(Oid relid, Oid nsp, const OutboxIndex *ix, const char **name)
 {
-	Datum		args[2];
-	int			rc;
-	bool		isnull;
-	bool		present;
+	bool		present = indexes_matching(relid, ix->pattern, true) != NIL;
 
-	args[0] = ObjectIdGetDatum(relid);
-	args[1] = CStringGetTextDatum(ix->pattern);
-	/* (deparsed with only pg_catalog in the search_path: see begin_call) */
-	rc = SPI_execute_with_args("SELECT EXISTS (SELECT FROM pg_catalog.pg_index AS i"
-							   " WHERE i.indrelid OPERATOR(pg_catalog.=) $1"
-							   " AND i.indisvalid AND NOT i.indisunique"
-							   " AND pg_catalog.substring(pg_catalog.pg_get_indexdef(i.indexrelid),"
-							   " ' USING .*$') OPERATOR(pg_catalog.~) $2)",
-							   2, (Oid[]) {OIDOID, TEXTOID}, args, NULL, true, 1);
-	okno_check_spi(rc, SPI_OK_SELECT, "index lookup");
-	present = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-										 1, &isnull));
 	if (!present)
 	{
 		*name = ix->name;
@@ -397,26 +412,12 @@ drop_obsolete_indexes(Changes *ch, Oid relid, const char *schema)
 
 	for (i = 0; i < (int) lengthof(obsolete_indexes); i++)
 	{
-		Datum		args[2];
-		int			rc;
-		uint64		j;
-		List	   *names = NIL;
 		ListCell   *lc;
 
 		if (version < obsolete_indexes[i].until)
 			continue;
-		args[0] = ObjectIdGetDatum(relid);
-		args[1] = CStringGetTextDatum(obsolete_indexes[i].index.pattern);
-		rc = SPI_execute_with_args("SELECT c.relname::pg_catalog.text FROM pg_catalog.pg_index AS i"
-								   " JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid"
-								   " WHERE i.indrelid OPERATOR(pg_catalog.=) $1 AND NOT i.indisunique"
-								   " AND pg_catalog.substring(pg_catalog.pg_get_indexdef(i.indexrelid),"
-								   " ' USING .*$') OPERATOR(pg_catalog.~) $2",
-								   2, (Oid[]) {OIDOID, TEXTOID}, args, NULL, true, 0);
-		okno_check_spi(rc, SPI_OK_SELECT, "index lookup");
-		for (j = 0; j < SPI_processed; j++)
-			names = lappend(names, SPI_getvalue(SPI_tuptable->vals[j], SPI_tuptable->tupdesc, 1));
-		foreach(lc, names)
+		/* (an invalid one too: it would still be written) */
+		foreach(lc, indexes_matching(relid, obsolete_indexes[i].index.pattern, false))
 		{
 			const char *name = (const char *) lfirst(lc);
 

@@ -315,26 +315,7 @@ parse_string(parser *p, const char **out, size_t *outlen)
 			cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
 		}
 		/* encode as UTF-8; never longer than the escape it replaces */
-		if (cp < 0x80)
-			buf[n++] = (char) cp;
-		else if (cp < 0x800)
-		{
-			buf[n++] = (char) (0xC0 | (cp >> 6));
-			buf[n++] = (char) (0x80 | (cp & 0x3F));
-		}
-		else if (cp < 0x10000)
-		{
-			buf[n++] = (char) (0xE0 | (cp >> 12));
-			buf[n++] = (char) (0x80 | ((cp >> 6) & 0x3F));
-			buf[n++] = (char) (0x80 | (cp & 0x3F));
-		}
-		else
-		{
-			buf[n++] = (char) (0xF0 | (cp >> 18));
-			buf[n++] = (char) (0x80 | ((cp >> 12) & 0x3F));
-			buf[n++] = (char) (0x80 | ((cp >> 6) & 0x3F));
-			buf[n++] = (char) (0x80 | (cp & 0x3F));
-		}
+		n += jcs_ref_utf8_encode((unsigned long) cp, buf + n);
 	}
 	p->pos = end + 1;
 	if (!(p->flags & JCS_PARSE_ALLOW_BAD_UTF8) && !jcs_ref_utf8_valid(buf, n))
@@ -576,6 +557,39 @@ jcs_parse(const char *text, size_t len, int max_depth, unsigned flags,
 	*root = v;
 	*arena = p.arena;
 	return JCS_PARSE_OK;
+}
+
+/*
+ * jcs_ref_utf8_encode
+ *		Write code point cp (at most U+10FFFF, not a surrogate) as UTF-8
+ *		into buf; return the bytes written (1 to 4).
+ */
+size_t
+jcs_ref_utf8_encode(unsigned long cp, char *buf)
+{
+	size_t		n = 0;
+
+	if (cp < 0x80)
+		buf[n++] = (char) cp;
+	else if (cp < 0x800)
+	{
+		buf[n++] = (char) (0xC0 | (cp >> 6));
+		buf[n++] = (char) (0x80 | (cp & 0x3F));
+	}
+	else if (cp < 0x10000)
+	{
+		buf[n++] = (char) (0xE0 | (cp >> 12));
+		buf[n++] = (char) (0x80 | ((cp >> 6) & 0x3F));
+		buf[n++] = (char) (0x80 | (cp & 0x3F));
+	}
+	else
+	{
+		buf[n++] = (char) (0xF0 | (cp >> 18));
+		buf[n++] = (char) (0x80 | ((cp >> 12) & 0x3F));
+		buf[n++] = (char) (0x80 | ((cp >> 6) & 0x3F));
+		buf[n++] = (char) (0x80 | (cp & 0x3F));
+	}
+	return n;
 }
 
 /*

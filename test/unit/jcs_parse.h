@@ -48,6 +48,9 @@ extern jcs_parse_status jcs_parse(const char *text, size_t len, int max_depth,
 								  jcs_parse_arena **arena, size_t *errpos);
 extern void jcs_parse_free(jcs_parse_arena *arena);
 
+/* code point cp as UTF-8 into buf (4 bytes at most); the bytes written */
+extern size_t jcs_ref_utf8_encode(unsigned long cp, char *buf);
+
 /* whether s[0..len) is valid UTF-8 (decoded code point by code point) */
 extern bool jcs_ref_utf8_valid(const char *s, size_t len);
 

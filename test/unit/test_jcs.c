@@ -1207,26 +1207,7 @@ random_key(char *buf)
 				cp = 0x10000 + (x >> 8) % 0x100000;
 				break;
 		}
-		if (cp < 0x80)
-			buf[n++] = (char) cp;
-		else if (cp < 0x800)
-		{
-			buf[n++] = (char) (0xC0 | (cp >> 6));
-			buf[n++] = (char) (0x80 | (cp & 0x3F));
-		}
-		else if (cp < 0x10000)
-		{
-			buf[n++] = (char) (0xE0 | (cp >> 12));
-			buf[n++] = (char) (0x80 | ((cp >> 6) & 0x3F));
-			buf[n++] = (char) (0x80 | (cp & 0x3F));
-		}
-		else
-		{
-			buf[n++] = (char) (0xF0 | (cp >> 18));
-			buf[n++] = (char) (0x80 | ((cp >> 12) & 0x3F));
-			buf[n++] = (char) (0x80 | ((cp >> 6) & 0x3F));
-			buf[n++] = (char) (0x80 | (cp & 0x3F));
-		}
+		n += jcs_ref_utf8_encode(cp, buf + n);
 	}
 	return n;
 }
