@@ -59,6 +59,7 @@ OBJS = \
 	src/delivery/failure.o \
 	src/delivery/deadletter.o \
 	src/maintenance/tables.o \
+	src/maintenance/prepare.o \
 	src/maintenance/adopt.o \
 	src/maintenance/purge.o \
 	src/maintenance/verify.o \
@@ -70,18 +71,24 @@ override PG_CPPFLAGS += -I$(srcdir)/src
 
 # The current version's install script is generated from its one editable
 # source, sql/okno.sql (docs/RELEASING.md); DATA is what is installed as it
-# is: the frozen full scripts of older versions and every update script.
+# is: every update script.  No older version's full script is installed,
+# so no role can install an older version (the upgrade tests bring their
+# own, test/upgrade/base, into a test installation of their own).
 DATA_built   = sql/okno--$(EXTVERSION).sql
-DATA         = sql/okno--0.1.0.sql sql/okno--0.5.0.sql sql/okno--0.6.0.sql \
-               $(wildcard sql/okno--*--*.sql)
+DATA         = $(wildcard sql/okno--*--*.sql)
 
 # pg_regress: inputs in test/sql, expected output in expected/
 REGRESS      = setup scenario key_rule payload_rules vectors create settings \
                drain drain_hint drain_batch drain_read failures cancel purge status verify prepared \
                error_catalogue shadowing roles direct create_as_insert wait order subscribers \
                idempotent tombstones emit course_vectors course_tables binding \
-               other_schema trusted upgrade
+               other_schema trusted
 REGRESS_OPTS = --inputdir=test
+
+# pg_regress suites of updates from every earlier version: they install
+# older versions, whose full scripts only a test installation has
+# (tools/run's history cluster; `make installcheck` leaves them out)
+REGRESS_HISTORY = upgrade upgrade_paths upgrade_trusted
 
 # pg_isolation_regress: specs in test/specs, expected output in expected/
 ISOLATION    = same_key_read_committed same_key_repeatable_read slot_race \
@@ -118,6 +125,21 @@ $(DATA_built): sql/okno.sql
 	@mkdir -p $(@D)
 	sed '1s|^/\* okno\.sql: |/* okno--$(EXTVERSION).sql: |' $< >$@.tmp && mv $@.tmp $@
 
+# `make install` removes the full scripts of older versions that an
+# earlier `make install` left in the extension directory (okno 0.7.0 and
+# before installed some): a version that can be installed at all can be
+# installed by a role that is not a superuser (okno is trusted), and only
+# the current one is safe to install (docs/RELEASING.md).  Update scripts
+# stay: they take an existing install forward.
+install: remove-old-scripts
+remove-old-scripts:
+	@for f in '$(DESTDIR)$(datadir)/$(datamoduledir)'/$(EXTENSION)--*.sql; do \
+		case "$${f##*/}" in \
+		$(EXTENSION)--*--*.sql | $(EXTENSION)--$(EXTVERSION).sql) ;; \
+		*) [ ! -e "$$f" ] || { rm -f "$$f" && echo "removed $$f (an older version's full script)"; } ;; \
+		esac; \
+	done
+
 # PGXS does not track header dependencies unless PostgreSQL was configured
 # with --enable-depend: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/*.h src/*/*.h)
@@ -125,7 +147,7 @@ $(OBJS): $(wildcard src/*.h src/*/*.h)
 # okno-relay, the delivery worker (a libpq client program)
 -include relay/relay.mk
 
-.PHONY: test test-all demo demo-adopt unit tap dist example fuzz sanitize bench
+.PHONY: test test-all demo demo-adopt unit tap dist example fuzz sanitize bench remove-old-scripts
 
 # The full suite, on a throwaway cluster; the last line is "N passed, N failed".
 test:

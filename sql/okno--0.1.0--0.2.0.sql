@@ -121,4 +121,11 @@ SELECT p.pending,
 COMMENT ON VIEW @extschema@.okno_outbox_status IS
 'outbox counts: pending (due_now + delayed), parked, delivered (estimated), and the oldest waits';
 
-GRANT SELECT ON @extschema@.okno_outbox_status TO @extowner@ WITH GRANT OPTION;
+-- (to okno's owner, whoever runs the update)
+DO $okno$
+BEGIN
+    EXECUTE pg_catalog.format('GRANT SELECT ON @extschema@.okno_outbox_status TO %I WITH GRANT OPTION',
+        (SELECT pg_catalog.pg_get_userbyid(e.extowner) FROM pg_catalog.pg_extension AS e
+          WHERE e.extname OPERATOR(pg_catalog.=) 'okno'));
+END
+$okno$;

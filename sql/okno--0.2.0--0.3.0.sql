@@ -17,7 +17,14 @@ CREATE TABLE @extschema@.okno_purge_horizon (
 );
 COMMENT ON TABLE @extschema@.okno_purge_horizon IS
 'how far back okno_purge has deleted keys and delivered events';
-GRANT ALL ON TABLE @extschema@.okno_purge_horizon TO @extowner@ WITH GRANT OPTION;
+-- (to okno's owner, whoever runs the update)
+DO $okno$
+BEGIN
+    EXECUTE pg_catalog.format('GRANT ALL ON TABLE @extschema@.okno_purge_horizon TO %I WITH GRANT OPTION',
+        (SELECT pg_catalog.pg_get_userbyid(e.extowner) FROM pg_catalog.pg_extension AS e
+          WHERE e.extname OPERATOR(pg_catalog.=) 'okno'));
+END
+$okno$;
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_purge_horizon', '');
 
 CREATE OR REPLACE FUNCTION @extschema@.okno_purge(keys_older_than interval, delivered_older_than interval)

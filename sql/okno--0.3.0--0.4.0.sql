@@ -14,4 +14,11 @@ CREATE SEQUENCE @extschema@.okno_drain_hint AS bigint
     MINVALUE -9223372036854775808 START WITH -9223372036854775808 NO CYCLE;
 COMMENT ON SEQUENCE @extschema@.okno_drain_hint IS
 'where okno_drain''s last scan from the start found the first due event (a hint for new sessions)';
-GRANT ALL ON SEQUENCE @extschema@.okno_drain_hint TO @extowner@ WITH GRANT OPTION;
+-- (to okno's owner, whoever runs the update)
+DO $okno$
+BEGIN
+    EXECUTE pg_catalog.format('GRANT ALL ON SEQUENCE @extschema@.okno_drain_hint TO %I WITH GRANT OPTION',
+        (SELECT pg_catalog.pg_get_userbyid(e.extowner) FROM pg_catalog.pg_extension AS e
+          WHERE e.extname OPERATOR(pg_catalog.=) 'okno'));
+END
+$okno$;

@@ -18,8 +18,14 @@ CREATE TABLE @extschema@.okno_adoption (
 );
 COMMENT ON TABLE @extschema@.okno_adoption IS
 'the course''s tables okno took over at CREATE EXTENSION: when, from whom, and what it added';
-GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_adoption
-    TO @extowner@ WITH GRANT OPTION;
+-- (to okno's owner, whoever runs the update)
+DO $okno$
+BEGIN
+    EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_adoption TO %I WITH GRANT OPTION',
+        (SELECT pg_catalog.pg_get_userbyid(e.extowner) FROM pg_catalog.pg_extension AS e
+          WHERE e.extname OPERATOR(pg_catalog.=) 'okno'));
+END
+$okno$;
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_adoption', '');
 
 -- the course's form too (fingerprint version 0), for keys its service stored
@@ -54,8 +60,14 @@ CREATE TABLE @extschema@.okno_discarded (
 );
 COMMENT ON TABLE @extschema@.okno_discarded IS
 'parked events given up on purpose with okno_discard: the event as it was, who discarded it and when';
-GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_discarded
-    TO @extowner@ WITH GRANT OPTION;
+-- (to okno's owner, whoever runs the update)
+DO $okno$
+BEGIN
+    EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_discarded TO %I WITH GRANT OPTION',
+        (SELECT pg_catalog.pg_get_userbyid(e.extowner) FROM pg_catalog.pg_extension AS e
+          WHERE e.extname OPERATOR(pg_catalog.=) 'okno'));
+END
+$okno$;
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_discarded', '');
 
 -- the transaction that wrote each event, for subscribers (the events
@@ -114,8 +126,14 @@ CREATE TABLE @extschema@.okno_subscriber (
 );
 COMMENT ON TABLE @extschema@.okno_subscriber IS
 'subscribers besides the default one (okno_subscribe), and how far each has copied the outbox';
-GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_subscriber
-    TO @extowner@ WITH GRANT OPTION;
+-- (to okno's owner, whoever runs the update)
+DO $okno$
+BEGIN
+    EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_subscriber TO %I WITH GRANT OPTION',
+        (SELECT pg_catalog.pg_get_userbyid(e.extowner) FROM pg_catalog.pg_extension AS e
+          WHERE e.extname OPERATOR(pg_catalog.=) 'okno'));
+END
+$okno$;
 
 CREATE TABLE @extschema@.okno_delivery (
     subscriber text NOT NULL,
@@ -140,8 +158,14 @@ CREATE INDEX okno_delivery_order ON @extschema@.okno_delivery (subscriber, booki
     WHERE delivered_at IS NULL;
 COMMENT ON TABLE @extschema@.okno_delivery IS
 'each subscriber''s delivery state of the copied events it was not handed at once: pending, held back, retried, parked, or delivered since';
-GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_delivery
-    TO @extowner@ WITH GRANT OPTION;
+-- (to okno's owner, whoever runs the update)
+DO $okno$
+BEGIN
+    EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_delivery TO %I WITH GRANT OPTION',
+        (SELECT pg_catalog.pg_get_userbyid(e.extowner) FROM pg_catalog.pg_extension AS e
+          WHERE e.extname OPERATOR(pg_catalog.=) 'okno'));
+END
+$okno$;
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_subscriber', '');
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_delivery', '');
 
@@ -532,7 +556,14 @@ ORDER BY v.subscriber OPERATOR(pg_catalog.<>) 'default', v.subscriber;
 COMMENT ON VIEW @extschema@.okno_subscribers IS
 'each subscriber''s counts (the default one first): pending (due_now + delayed + held_back), parked, not yet copied, and the oldest wait';
 
-GRANT SELECT ON @extschema@.okno_subscribers TO @extowner@ WITH GRANT OPTION;
+-- (to okno's owner, whoever runs the update)
+DO $okno$
+BEGIN
+    EXECUTE pg_catalog.format('GRANT SELECT ON @extschema@.okno_subscribers TO %I WITH GRANT OPTION',
+        (SELECT pg_catalog.pg_get_userbyid(e.extowner) FROM pg_catalog.pg_extension AS e
+          WHERE e.extname OPERATOR(pg_catalog.=) 'okno'));
+END
+$okno$;
 
 -- okno_purge leaves what a subscriber still needs
 CREATE OR REPLACE FUNCTION @extschema@.okno_purge(keys_older_than interval, delivered_older_than interval)

@@ -75,8 +75,14 @@ CREATE TABLE @extschema@.okno_key (
 );
 COMMENT ON TABLE @extschema@.okno_key IS
 'idempotency keys of operations (okno_idempotent, okno_key_claim): the request''s fingerprint and the stored response';
-GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_key
-    TO @extowner@ WITH GRANT OPTION;
+-- (to okno's owner, whoever runs the update)
+DO $okno$
+BEGIN
+    EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_key TO %I WITH GRANT OPTION',
+        (SELECT pg_catalog.pg_get_userbyid(e.extowner) FROM pg_catalog.pg_extension AS e
+          WHERE e.extname OPERATOR(pg_catalog.=) 'okno'));
+END
+$okno$;
 
 -- What okno_purge leaves of an expired key (a booking's or an
 -- operation's): the SHA-256 of its identity and when it expired, kept for
@@ -88,8 +94,14 @@ CREATE TABLE @extschema@.okno_key_tombstone (
 );
 COMMENT ON TABLE @extschema@.okno_key_tombstone IS
 'expired idempotency keys: the hash of each key''s identity and when okno_purge removed its response';
-GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_key_tombstone
-    TO @extowner@ WITH GRANT OPTION;
+-- (to okno's owner, whoever runs the update)
+DO $okno$
+BEGIN
+    EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_key_tombstone TO %I WITH GRANT OPTION',
+        (SELECT pg_catalog.pg_get_userbyid(e.extowner) FROM pg_catalog.pg_extension AS e
+          WHERE e.extname OPERATOR(pg_catalog.=) 'okno'));
+END
+$okno$;
 
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_key', '');
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_key_tombstone', '');

@@ -17,6 +17,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
 #include "executor/executor.h"
 #include "nodes/bitmapset.h"
@@ -148,6 +149,32 @@ okno_function_aclcheck(Oid function, Oid roleid)
 	return object_aclcheck(ProcedureRelationId, function, roleid, ACL_EXECUTE);
 #else
 	return pg_proc_aclcheck(function, roleid, ACL_EXECUTE);
+#endif
+}
+
+/*
+ * A lock of this backend's, at once or not at all, and its local entry: 18
+ * added whether to log a lock not taken at once.
+ */
+static inline LockAcquireResult
+okno_lock_acquire_local(const LOCKTAG *tag, LOCKMODE mode, bool session,
+						LOCALLOCK **locallock)
+{
+#if PG_VERSION_NUM >= 180000
+	return LockAcquireExtended(tag, mode, session, true, true, locallock, false);
+#else
+	return LockAcquireExtended(tag, mode, session, true, true, locallock);
+#endif
+}
+
+/* the same for USAGE on a schema (pg_namespace_aclcheck) */
+static inline AclResult
+okno_schema_aclcheck(Oid nsp, Oid roleid)
+{
+#if PG_VERSION_NUM >= 160000
+	return object_aclcheck(NamespaceRelationId, nsp, roleid, ACL_USAGE);
+#else
+	return pg_namespace_aclcheck(nsp, roleid, ACL_USAGE);
 #endif
 }
 

@@ -142,6 +142,47 @@ cluster_stop() {
 	TMPROOT=
 }
 
+# history_start PORT: a second throwaway cluster (HISTROOT, under TMPROOT)
+# whose server can also install the older versions of okno, for the tests
+# of updates from them.  No installed package ships those versions' full
+# scripts (only the current version can be installed, docs/RELEASING.md),
+# so the server runs from an installation of its own: a copy of the
+# server's binaries at the same paths under HISTROOT/pg (PostgreSQL finds
+# its share and lib directories relative to its binary, as tools/sanitize
+# relies on too), their share and lib directories as trees of symbolic
+# links to the installed ones (okno's library and scripts included), and
+# the older full scripts of test/upgrade/base added to its extension
+# directory.  HISTHOST and HISTPORT say where it listens.
+history_start() {
+	local port=$1 tree bindir sharedir libdir opts
+	HISTROOT=$TMPROOT/history
+	tree=$HISTROOT/pg
+	bindir=$($PG_CONFIG --bindir)
+	sharedir=$($PG_CONFIG --sharedir)
+	libdir=$($PG_CONFIG --pkglibdir)
+	mkdir -p "$tree$bindir" "$(dirname "$tree$sharedir")" "$(dirname "$tree$libdir")" || return 1
+	cp -p "$bindir/postgres" "$bindir/pg_ctl" "$tree$bindir/" &&
+		cp -rs "$sharedir" "$tree$sharedir" &&
+		cp -rs "$libdir" "$tree$libdir" &&
+		cp "$top"/test/upgrade/base/okno--*.sql "$tree$sharedir/extension/" || return 1
+	[ "$(id -u)" -eq 0 ] && chown postgres: "$HISTROOT"
+	as_pg "$PGBIN/initdb" -D "$HISTROOT/data" -U postgres -A trust -E UTF8 \
+		--locale=C --no-sync >"$HISTROOT/initdb.log" 2>&1 ||
+		{ cat "$HISTROOT/initdb.log" >&2; return 1; }
+	opts="-c listen_addresses='' -c unix_socket_directories='$HISTROOT' -c port=$port -c fsync=off"
+	as_pg "$tree$bindir/pg_ctl" -D "$HISTROOT/data" -l "$HISTROOT/server.log" -w -t 120 \
+		-o "$opts" start >/dev/null || { cat "$HISTROOT/server.log" >&2; return 1; }
+	HISTHOST=$HISTROOT
+	HISTPORT=$port
+}
+
+history_stop() {
+	[ -n "${HISTROOT:-}" ] && [ -d "$HISTROOT/data" ] &&
+		as_pg "$HISTROOT/pg$($PG_CONFIG --bindir)/pg_ctl" -D "$HISTROOT/data" -m fast -w stop >/dev/null 2>&1
+	HISTROOT=
+	return 0
+}
+
 copy_tree() {
 	rm -rf "$1"
 	mkdir -p "$1"

@@ -53,6 +53,10 @@ typedef struct OknoPlan
 	const char *sql;
 	const char *sql_0_6;		/* if set, the text for a database whose okno
 								 * is older than 0.7.0 (no order keys) */
+	const char *sql_unprepared; /* the text for okno 0.7.0 or later on tables
+								 * not yet prepared for it (no outbox.order_key:
+								 * OKNO_SQL_ORDER_KEY_UNPREPARED); required
+								 * where sql_0_6 is set */
 	int			nargs;
 	Oid			argtypes[11];
 	int			cursor_options; /* CURSOR_OPT_GENERIC_PLAN: see okno_plan() */
@@ -119,8 +123,15 @@ typedef struct OknoBinding
 	char		con_names[OKNO_NUM_CONS][NAMEDATALEN];
 	/* a deferrable trigger on a table okno writes, "table.trigger" or "" */
 	char		deferred[2 * NAMEDATALEN + 2];
+	/*
+	 * okno is 0.7.0 or later and outbox has order_key; false until the
+	 * owner prepares the tables for it, and they are served as before
+	 * (OKNO_SQL_ORDER_KEY_UNPREPARED)
+	 */
+	bool		order_keys;
 } OknoBinding;
 
+extern const char *const okno_table_names[OKNO_NUM_TABLES];
 extern void okno_bind_tables(Oid nsp, const char *schema, int version,
 							 OknoBinding *b);
 extern bool okno_tables_absent(Oid nsp);
@@ -135,6 +146,7 @@ typedef struct OknoGuard
 	int			save_nestlevel;
 } OknoGuard;
 
+extern void okno_guard_init(void);
 extern void okno_guard_begin(OknoGuard *guard);
 extern void okno_guard_begin_owner(OknoGuard *guard, Oid owner);
 extern void okno_guard_end(OknoGuard *guard);
@@ -197,6 +209,17 @@ pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
 	" THEN " e ".payload OPERATOR(pg_catalog.->>) 'booking_id' ELSE " e ".order_key END)"
 #define OKNO_SQL_ORDER_KEY_0_6(e) \
 	"(" e ".payload OPERATOR(pg_catalog.->) 'booking_id')"
+/*
+ * Until the tables' owner prepares them for okno 0.7.0 (okno_prepare_tables()
+ * adds outbox.order_key), okno 0.7.0 and later serve them as before: on
+ * outbox the order key is 0.6.0's, OKNO_SQL_ORDER_KEY_0_6 (on its index
+ * outbox_order), and where it meets okno_delivery's order_key (text since
+ * 0.7.0) it is that key as text, which for a booking's events is their
+ * booking's id, as OKNO_SQL_ORDER_KEY has it.  Only okno_emit's order keys
+ * need the column.
+ */
+#define OKNO_SQL_ORDER_KEY_UNPREPARED(e) \
+	"(" OKNO_SQL_ORDER_KEY_0_6(e) " OPERATOR(pg_catalog.#>>) '{}'::pg_catalog.text[])"
 /* okno_delivery's order key column (0.7.0), and okno 0.5.0's */
 #define OKNO_DELIVERY_KEY		"order_key"
 #define OKNO_DELIVERY_KEY_0_6	"booking"

@@ -33,18 +33,221 @@
  * again.  An error between the two needs no clean-up: the (sub)transaction's
  * abort restores the user and its settings.
  *
+ * What the owner's code does in a switched call is otherwise the
+ * transaction's, and ends with it (its writes, a NOTIFY, SET CONSTRAINTS,
+ * transaction-level advisory locks), but for two things a
+ * security-restricted operation does not forbid, which outlive the
+ * transaction in the superuser's session: a session-level advisory lock,
+ * and the values currval() and lastval() return.  The first would keep a
+ * lock of the owner's choosing for as long as a pooled superuser session
+ * lives, so a switched call that ends holding a session-level advisory lock
+ * it did not hold when it switched is refused, and the lock released (a
+ * rollback would not release it); one whose error ends it early has the
+ * lock released by its (sub)transaction's abort, with a WARNING.  The
+ * second tells the superuser's session a number and takes nothing from it
+ * (docs/PRIVILEGES.md).
+ *
  * Copyright (c) 2026, the okno authors
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "base/base.h"
+
+/*
+ * The advisory locks SQL takes (pg_advisory_lock and its kin: objsubid 1
+ * for one bigint key, 2 for two integers) that this backend held as the
+ * switched call began, with the modes held; okno's own tags (base.h) are
+ * not among them.  One switched call at a time (they do not nest), kept in
+ * the transaction's memory from its begin to its end or abort.
+ */
+typedef struct HeldLock
+{
+	LOCKTAG		tag;
+	LOCKMASK	modes;
+} HeldLock;
+
+static bool switched_active = false;
+static Oid	switched_owner = InvalidOid;
+static SubTransactionId switched_subid = InvalidSubTransactionId;
+static HeldLock *held_before = NULL;
+static int	nheld_before = 0;
+
+static bool
+sql_advisory_lock(const LOCKTAG *tag)
+{
+	return tag->locktag_type == LOCKTAG_ADVISORY &&
+		(tag->locktag_field4 == 1 || tag->locktag_field4 == 2);
+}
+
+/* the SQL advisory locks this backend holds now, in cxt; their number */
+static int
+held_locks(MemoryContext cxt, HeldLock **out)
+{
+	LockData   *data = GetLockStatusData();
+	HeldLock   *held = MemoryContextAlloc(cxt, sizeof(HeldLock) * Max(data->nelements, 1));
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < data->nelements; i++)
+	{
+		LockInstanceData *in = &data->locks[i];
+
+		if (in->pid != MyProcPid || !sql_advisory_lock(&in->locktag) || in->holdMask == 0)
+			continue;
+		held[n].tag = in->locktag;
+		held[n].modes = in->holdMask;
+		n++;
+	}
+	*out = held;
+	return n;
+}
+
+/* whether mode of the lock tag was held when the call switched */
+static bool
+was_held(const LOCKTAG *tag, LOCKMODE mode)
+{
+	int			i;
+
+	for (i = 0; i < nheld_before; i++)
+		if (memcmp(&held_before[i].tag, tag, sizeof(LOCKTAG)) == 0)
+			return (held_before[i].modes & LOCKBIT_ON(mode)) != 0;
+	return false;
+}
+
+/*
+ * How many times this backend holds the lock (tag, mode), which it holds,
+ * at session level: its local entry's count for the session, read by
+ * taking the lock once more (at once: it is ours) and releasing that.
+ */
+static int64
+session_holds(const LOCKTAG *tag, LOCKMODE mode)
+{
+	LOCALLOCK  *locallock = NULL;
+	int64		n = 0;
+	int			i;
+
+	(void) okno_lock_acquire_local(tag, mode, true, &locallock);
+	for (i = 0; locallock != NULL && i < locallock->numLockOwners; i++)
+		if (locallock->lockOwners[i].owner == NULL)
+			n = locallock->lockOwners[i].nLocks - 1;
+	if (!LockRelease(tag, mode, true))
+		elog(ERROR, "okno could not release its own hold of an advisory lock");
+	return n;
+}
+
+/*
+ * Release the session-level SQL advisory locks taken since the switched
+ * call began (each as often as it was taken); their number.
+ */
+static int
+release_new_session_locks(void)
+{
+	HeldLock   *now;
+	int			n = held_locks(CurrentMemoryContext, &now);
+	int			released = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		LOCKMODE	mode;
+
+		for (mode = 1; mode <= MaxLockMode; mode++)
+		{
+			int64		holds;
+
+			if ((now[i].modes & LOCKBIT_ON(mode)) == 0 || was_held(&now[i].tag, mode))
+				continue;
+			holds = session_holds(&now[i].tag, mode);
+			if (holds > 0)
+				released++;
+			while (holds-- > 0)
+				(void) LockRelease(&now[i].tag, mode, true);
+		}
+	}
+	pfree(now);
+	return released;
+}
+
+static void
+forget_switched_call(void)
+{
+	if (held_before != NULL)
+		pfree(held_before);
+	held_before = NULL;
+	nheld_before = 0;
+	switched_active = false;
+}
+
+/* a switched call that an error ended: its session-level locks go */
+static void
+release_after_error(void)
+{
+	int			released;
+
+	if (!switched_active)
+		return;
+	released = release_new_session_locks();
+	if (released > 0)
+		ereport(WARNING,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg_plural("okno released %d session-level advisory lock that code of role %s took in a superuser's call",
+							   "okno released %d session-level advisory locks that code of role %s took in a superuser's call",
+							   released, released, GetUserNameFromId(switched_owner, true)),
+				 errdetail("The call failed; a session-level lock would have outlived it in the superuser's session.")));
+	forget_switched_call();
+}
+
+static void
+guard_xact_callback(XactEvent event, void *arg pg_attribute_unused())
+{
+	switch (event)
+	{
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			release_after_error();
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PREPARE:
+			/* (a switched call always ends before; its memory goes now) */
+			held_before = NULL;
+			forget_switched_call();
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+guard_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					   SubTransactionId parentSubid pg_attribute_unused(),
+					   void *arg pg_attribute_unused())
+{
+	/* the subtransaction the call switched in, or one that holds it */
+	if (event == SUBXACT_EVENT_ABORT_SUB && switched_active && mySubid <= switched_subid)
+		release_after_error();
+}
+
+/*
+ * Register the callbacks that release what an owner's code left when a
+ * switched call fails.
+ */
+void
+okno_guard_init(void)
+{
+	RegisterXactCallback(guard_xact_callback, NULL);
+	RegisterSubXactCallback(guard_subxact_callback, NULL);
+}
 
 /*
  * The role to run a superuser's call as: InvalidOid when every table
@@ -86,6 +289,12 @@ okno_guard_begin_owner(OknoGuard *guard, Oid owner)
 	guard->switched = false;
 	if (!superuser() || !OidIsValid(owner) || superuser_arg(owner))
 		return;
+
+	/* the SQL advisory locks held now, to tell those the owner's code takes */
+	nheld_before = held_locks(TopTransactionContext, &held_before);
+	switched_owner = owner;
+	switched_subid = GetCurrentSubTransactionId();
+	switched_active = true;
 
 	GetUserIdAndSecContext(&guard->save_userid, &guard->save_sec_context);
 	SetUserIdAndSecContext(owner, guard->save_sec_context |
@@ -131,9 +340,23 @@ okno_guard_begin(OknoGuard *guard)
 void
 okno_guard_end(OknoGuard *guard)
 {
+	int			released;
+	Oid			owner = switched_owner;
+
 	if (!guard->switched)
 		return;
 	AtEOXact_GUC(false, guard->save_nestlevel);
 	SetUserIdAndSecContext(guard->save_userid, guard->save_sec_context);
 	guard->switched = false;
+
+	released = release_new_session_locks();
+	forget_switched_call();
+	if (released > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("code of role %s took a session-level advisory lock in a superuser's call of okno",
+						GetUserNameFromId(owner, true)),
+				 errdetail("okno runs the tables' owner's code (triggers, defaults, checks) as that role for a superuser; a session-level lock would outlive the call in the superuser's session, so okno released it."),
+				 errhint("Take a transaction-level lock in that code (pg_advisory_xact_lock), or call okno as role %s.",
+						 GetUserNameFromId(owner, true))));
 }

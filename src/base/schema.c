@@ -94,13 +94,15 @@ okno_namespace_callback(Datum arg pg_attribute_unused(),
 }
 
 /*
- * Register the invalidation callbacks that drop the cache.
+ * Register the invalidation callbacks that drop the cache, and the guard's
+ * (owner.c).
  */
 void
 okno_base_init(void)
 {
 	CacheRegisterRelcacheCallback(okno_relcache_callback, (Datum) 0);
 	CacheRegisterSyscacheCallback(NAMESPACEOID, okno_namespace_callback, (Datum) 0);
+	okno_guard_init();
 }
 
 /*
@@ -336,6 +338,27 @@ okno_cache_generation(void)
 }
 
 /*
+ * The text of plan p for the installed okno and the bound tables: an
+ * install older than 0.7.0 has no order keys, and tables not yet prepared
+ * for 0.7.0 have none either (base.h).
+ */
+static const char *
+plan_text(const OknoPlan *p)
+{
+	if (p->own || (p->sql_0_6 == NULL && p->sql_unprepared == NULL))
+		return p->sql;
+	if (cache_version < OKNO_V(0, 7, 0) && p->sql_0_6 != NULL)
+		return p->sql_0_6;
+	if (!cache_binding.order_keys)
+	{
+		if (p->sql_unprepared == NULL)
+			elog(ERROR, "okno's plan has no text for tables without order keys: %s", p->sql);
+		return p->sql_unprepared;
+	}
+	return p->sql;
+}
+
+/*
  * The kept plan for p, prepared (again) if the cache has changed since
  * (for a plan of okno's own relations, the schema: it binds no tables).
  * The caller must be connected to SPI.
@@ -367,9 +390,7 @@ okno_plan(OknoPlan *p)
 			SPI_freeplan(p->plan);
 			p->plan = NULL;
 		}
-		/* an install older than 0.7.0 has no order keys (base.h) */
-		sql = psprintf(!p->own && p->sql_0_6 != NULL && cache_version < OKNO_V(0, 7, 0) ?
-					   p->sql_0_6 : p->sql, cache_schema);
+		sql = psprintf(plan_text(p), cache_schema);
 		/*
 		 * With cursor_options CURSOR_OPT_GENERIC_PLAN the plan is planned
 		 * once; otherwise the plan cache plans the first five executions

@@ -85,6 +85,7 @@ typedef struct OknoStoredKey
 
 extern void okno_lookup_key(int32 actor, text *key, Snapshot snapshot,
 							MemoryContext resultcxt, OknoStoredKey *out);
+extern void okno_check_key_privileges(bool store);
 
 /* sql_write.c: the booking, its key and its event, by statements */
 extern Jsonb *okno_insert_sql(int32 actor, const OknoBookingIn *in, text *key,

@@ -6,11 +6,13 @@
  *   1. the key rule                                  invalid_key
  *   2. the payload, strictly                         invalid_payload
  *   3. canonical form and fingerprint
- *   4. the course's advisory lock on actor:key       (okno.key_wait off:
+ *   4. the caller may read keys (SELECT), then       42501
+ *      the course's advisory lock on actor:key       (okno.key_wait off:
  *                                                    request_in_progress)
  *   5. look up (actor, key): replay, or             key_reused
  *      (a key stored by the course's own service is compared in its form,
- *      fingerprint version 0); a key purged into a   key_expired
+ *      fingerprint version 0); the caller may store  42501
+ *      keys (INSERT), and a key purged into a        key_expired
  *      tombstone
  *   6. actor and resource exist                      actor_missing,
  *                                                    resource_missing
@@ -179,11 +181,12 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	if (actor_isnull)
 		okno_error_actor_missing(0, true);
 
-	/* 4 */
+	/* 4 (a role that may not read the key learns nothing of it) */
 	ref.operation = NULL;
 	ref.scope = NULL;
 	ref.actor = actor;
 	ref.key = keystr;
+	okno_check_key_privileges(false);
 	okno_lock_request(&ref);
 
 	okno_guard_begin(&guard);
@@ -230,7 +233,11 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	}
 	else
 	{
-		/* a key okno_purge expired is answered, not booked again */
+		/*
+		 * a key okno_purge expired is answered, not booked again (to a role
+		 * that may store the key)
+		 */
+		okno_check_key_privileges(true);
 		okno_check_expired(&ref);
 		result = create_new(actor, key, keystr, &in, fingerprint, cxt);
 		*replayed = false;

@@ -70,8 +70,9 @@ typedef struct KeyLookupInfo
 	AttrNumber	fingerprint_attno;
 	AttrNumber	version_attno;
 	AttrNumber	response_attno;
-	MemoryContext cxt;			/* holds rt */
+	MemoryContext cxt;			/* holds rt and store_rt */
 	OknoRangeTable rt;			/* the SELECT's */
+	OknoRangeTable store_rt;	/* the create's INSERT of the key */
 } KeyLookupInfo;
 
 static KeyLookupInfo key_lookup = {0};
@@ -82,6 +83,7 @@ key_lookup_prepare(void)
 	uint64		generation = okno_cache_generation();
 	KeyLookupInfo *k = &key_lookup;
 	AttrNumber	selected[6];
+	AttrNumber	inserted[6];
 	MemoryContext oldcxt;
 
 	if (k->generation == generation && generation != 0)
@@ -94,6 +96,8 @@ key_lookup_prepare(void)
 		MemoryContextReset(k->cxt);
 	k->rt.rtable = NIL;
 	k->rt.perminfos = NIL;
+	k->store_rt.rtable = NIL;
+	k->store_rt.perminfos = NIL;
 	k->usable = false;
 	k->generation = generation;
 	k->relid = okno_relid(OKNO_REL_IDEMPOTENCY);
@@ -118,10 +122,34 @@ key_lookup_prepare(void)
 	selected[3] = k->actor_attno;
 	selected[4] = k->key_attno;
 	selected[5] = InvalidAttrNumber;
+	/* and those the create's INSERT names (sql_write.c, direct_tables.c) */
+	inserted[0] = k->actor_attno;
+	inserted[1] = k->key_attno;
+	inserted[2] = k->fingerprint_attno;
+	inserted[3] = k->version_attno;
+	inserted[4] = k->response_attno;
+	inserted[5] = InvalidAttrNumber;
 	oldcxt = MemoryContextSwitchTo(k->cxt);
 	okno_rt_add(&k->rt, k->relid, ACL_SELECT, selected, NULL);
+	okno_rt_add(&k->store_rt, k->relid, ACL_INSERT, NULL, inserted);
 	MemoryContextSwitchTo(oldcxt);
 	k->usable = true;
+}
+
+/*
+ * The caller's privileges on idempotency, checked before a request's key
+ * is locked (store false: SELECT of what the lookup reads) and before its
+ * tombstone is read (store true: INSERT of what the create writes), so
+ * that a role that may not look the key up, or not store it, learns
+ * nothing of it: neither that a request holds it nor that it expired
+ * (42501, as the statements would raise it later).
+ */
+void
+okno_check_key_privileges(bool store)
+{
+	key_lookup_prepare();
+	if (key_lookup.usable)
+		okno_rt_check(store ? &key_lookup.store_rt : &key_lookup.rt);
 }
 
 /*

@@ -185,6 +185,7 @@ static OknoPlan requeue_delivery_plan = {
 static OknoPlan delivered_row_plan = {
 	.sql = OKNO_SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY, OKNO_DELIVERY_KEY),
 	.sql_0_6 = OKNO_SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY_0_6, OKNO_DELIVERY_KEY_0_6),
+	.sql_unprepared = OKNO_SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY_UNPREPARED, OKNO_DELIVERY_KEY),
 	.nargs = 3,
 	.argtypes = {UUIDOID, TEXTOID, INT8OID}
 };
@@ -220,6 +221,7 @@ write_delivered_row(pg_uuid_t *id, const char *subscriber)
 static OknoPlan default_as_delivery_plan = {
 	.sql = OKNO_SQL_DEFAULT_AS_DELIVERY(OKNO_SQL_ORDER_KEY),
 	.sql_0_6 = OKNO_SQL_DEFAULT_AS_DELIVERY(OKNO_SQL_ORDER_KEY_0_6),
+	.sql_unprepared = OKNO_SQL_DEFAULT_AS_DELIVERY(OKNO_SQL_ORDER_KEY_UNPREPARED),
 	.nargs = 1,
 	.argtypes = {UUIDOID}
 };

@@ -89,6 +89,7 @@ static bool holding_wait_tag = false;
 static OknoPlan due_plan = {
 	.sql = OKNO_SQL_WAIT_DUE(OKNO_SQL_OUTBOX_DUE),
 	.sql_0_6 = OKNO_SQL_WAIT_DUE(OKNO_SQL_OUTBOX_DUE_0_6),
+	.sql_unprepared = OKNO_SQL_WAIT_DUE(OKNO_SQL_OUTBOX_DUE_0_6),
 	.nargs = 1,
 	.argtypes = {UUIDOID},
 	.cursor_options = CURSOR_OPT_GENERIC_PLAN
@@ -114,6 +115,7 @@ static OknoPlan next_due_plan = {
 static OknoPlan subscriber_due_plan = {
 	.sql = OKNO_SQL_WAIT_SUBSCRIBER_DUE(OKNO_SQL_DELIVERY_DUE),
 	.sql_0_6 = OKNO_SQL_WAIT_SUBSCRIBER_DUE(OKNO_SQL_DELIVERY_DUE_0_6),
+	.sql_unprepared = OKNO_SQL_WAIT_SUBSCRIBER_DUE(OKNO_SQL_DELIVERY_DUE),
 	.nargs = 1,
 	.argtypes = {TEXTOID}
 };

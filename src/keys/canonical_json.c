@@ -15,7 +15,12 @@
  *
  * The form is UTF-8 whatever the database's encoding: the fingerprint is
  * its SHA-256, and okno_canonical_json() returns it converted to the
- * database's encoding.
+ * database's encoding.  So in a database of another encoding two keys of
+ * one object can differ there and be the same in Unicode (EUC_JP has
+ * such pairs): a value RFC 8785 has no form for.  Each way the writer can
+ * fail has its SQLSTATE: a number beyond double 22003, a number that is
+ * not JSON number text 22P02 (jsonb holds none), a string that is not
+ * UTF-8 22021 (SQL_ASCII), two keys the same in Unicode 22030.
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -190,8 +195,6 @@ okno_canonical_json_text(Jsonb *value, StringInfo out)
 
 	switch (jcs_write(tree, append_to_stringinfo, out, &err))
 	{
-		case JCS_OK:
-			return;
 		case JCS_ERR_NUMBER_RANGE:
 			{
 				const jcs_value *num = err.value;
@@ -206,14 +209,36 @@ okno_canonical_json_text(Jsonb *value, StringInfo out)
 						 errhint("Send such a number as a JSON string.")));
 			}
 			break;
+		case JCS_ERR_NUMBER_SYNTAX:
+			/* (numeric_out writes none such: every status has its error) */
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("JSON number %.*s is not RFC 8259 number text",
+							err.value ? (int) Min(err.value->len, NUMBER_SHOWN) : 0,
+							err.value ? err.value->text : "")));
+			break;
 		case JCS_ERR_UTF8:
 			ereport(ERROR,
 					(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
 					 errmsg("JSON string is not valid UTF-8"),
 					 errdetail("RFC 8785 canonicalizes Unicode text; this database's SQL_ASCII text may hold any bytes.")));
 			break;
-		default:
-			elog(ERROR, "RFC 8785 writer failed with status %d", (int) err.status);
+		case JCS_ERR_DUPLICATE_KEY:
+			/*
+			 * jsonb keeps one member per key, so two keys are equal only in
+			 * Unicode: distinct in the database's encoding, they convert to
+			 * the same text (EUC_JP's 0xA2E8 and 0xADFA are both U+2235)
+			 */
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_JSON_OBJECT_KEY_VALUE),
+					 errmsg("JSON object has two keys that are the same in Unicode: \"%s\"",
+							err.key ? pg_any_to_server(err.key, (int) err.keylen, PG_UTF8) : ""),
+					 errdetail("The keys differ in the database's encoding, %s, and convert to the same Unicode text; RFC 8785 canonicalizes Unicode text, where an object's keys are unique.",
+							   GetDatabaseEncodingName()),
+					 errhint("Use one of the two spellings of the key.")));
+			break;
+		case JCS_OK:
+			break;
 	}
 }
 

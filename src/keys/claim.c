@@ -39,6 +39,7 @@ typedef struct Claim
 	char	   *scope;
 	char	   *key;
 	uint8		fingerprint[OKNO_HASH_LEN];
+	bool		handler;		/* okno_idempotent's, around its handler */
 	SubTransactionId claimed_in;
 	SubTransactionId stored_in; /* InvalidSubTransactionId: not stored */
 } Claim;
@@ -82,10 +83,14 @@ okno_claim_open(const OknoKeyRef *ref)
 }
 
 /*
- * Claim the key ref names, whose request has this fingerprint.
+ * Claim the key ref names, whose request has this fingerprint: for
+ * okno_idempotent, which stores the response its handler returns
+ * (handler), or for okno_key_claim's caller, who stores it with
+ * okno_key_store.
  */
 void
-okno_claim_add(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN])
+okno_claim_add(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN],
+			   bool handler)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
 	Claim	   *c = find_claim(ref);
@@ -99,6 +104,7 @@ okno_claim_add(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN])
 		claims = lappend(claims, c);
 	}
 	memcpy(c->fingerprint, fingerprint, OKNO_HASH_LEN);
+	c->handler = handler;
 	c->claimed_in = GetCurrentSubTransactionId();
 	c->stored_in = InvalidSubTransactionId;
 	MemoryContextSwitchTo(oldcxt);
@@ -106,15 +112,17 @@ okno_claim_add(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN])
 
 /*
  * The fingerprint of the open claim of the key ref names, or NULL when
- * this transaction holds none.
+ * this transaction holds none; *handler says whether okno_idempotent holds
+ * it for its handler.
  */
 const uint8 *
-okno_claim_fingerprint(const OknoKeyRef *ref)
+okno_claim_fingerprint(const OknoKeyRef *ref, bool *handler)
 {
 	Claim	   *c = find_claim(ref);
 
 	if (c == NULL || c->stored_in != InvalidSubTransactionId)
 		return NULL;
+	*handler = c->handler;
 	return c->fingerprint;
 }
 

@@ -8,11 +8,12 @@
  * transaction, exactly as a direct call of it in the same statement would
  * run: a SECURITY DEFINER handler runs as its owner, a SET clause applies,
  * its error aborts the caller's transaction (or subtransaction).  Calling
- * a function by OID skips the check a call in SQL makes, so okno makes it:
- * the caller needs EXECUTE on the handler (42501 otherwise), and the
- * handler must be a plain function (not a procedure, aggregate or window
- * function) of one jsonb argument returning one jsonb value (22023
- * otherwise).
+ * a function by OID skips the checks a call in SQL makes, so okno makes
+ * them: the caller needs USAGE on the handler's schema and EXECUTE on the
+ * handler (42501 otherwise: a direct call by its name could not even find
+ * it without the first), and the handler must be a plain function (not a
+ * procedure, aggregate or window function) of one jsonb argument
+ * returning one jsonb value (22023 otherwise).
  *
  * A superuser calling okno never runs another role's code as a superuser:
  * when the caller is a superuser and the handler belongs to a role that is
@@ -48,6 +49,7 @@
 /* the last handler called, kept for the backend */
 static Oid	cached_handler = InvalidOid;
 static Oid	cached_owner = InvalidOid;
+static Oid	cached_namespace = InvalidOid;
 static FmgrInfo cached_flinfo;
 static MemoryContext handler_cxt = NULL;
 
@@ -78,16 +80,32 @@ handler_name(Oid handler)
 }
 
 /*
+ * The caller's privileges on the handler: USAGE on its schema nsp, as
+ * finding it by name needs, and EXECUTE on it (42501).
+ */
+static void
+check_privileges(Oid handler, Oid nsp)
+{
+	AclResult	acl;
+
+	acl = okno_schema_aclcheck(nsp, GetUserId());
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_SCHEMA, get_namespace_name(nsp));
+	acl = okno_function_aclcheck(handler, GetUserId());
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(handler));
+}
+
+/*
  * Refuse a handler that is not handler(jsonb) RETURNS jsonb, a plain
- * function the caller may execute; return its owner.
+ * function the caller may execute; return its owner and schema.
  */
 static Oid
-check_handler(Oid handler)
+check_handler(Oid handler, Oid *nsp)
 {
 	HeapTuple	tup;
 	Form_pg_proc proc;
 	Oid			owner;
-	AclResult	acl;
 
 	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(handler));
 	if (!HeapTupleIsValid(tup))
@@ -107,30 +125,27 @@ check_handler(Oid handler)
 				 errhint("Pass a function such as my_handler(jsonb), declared RETURNS jsonb.")));
 	}
 	owner = proc->proowner;
+	*nsp = proc->pronamespace;
 	ReleaseSysCache(tup);
 
-	acl = okno_function_aclcheck(handler, GetUserId());
-	if (acl != ACLCHECK_OK)
-		aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(handler));
+	check_privileges(handler, *nsp);
 	return owner;
 }
 
 /*
  * Check the handler before anything else of a request is done: its kind
- * and signature (22023), the caller's EXECUTE privilege (42501).
+ * and signature (22023), the caller's USAGE on its schema and EXECUTE on
+ * it (42501).
  */
 void
 okno_handler_check(Oid handler)
 {
-	if (handler == cached_handler)
-	{
-		AclResult	acl = okno_function_aclcheck(handler, GetUserId());
+	Oid			nsp;
 
-		if (acl != ACLCHECK_OK)
-			aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(handler));
-		return;
-	}
-	(void) check_handler(handler);
+	if (handler == cached_handler)
+		check_privileges(handler, cached_namespace);
+	else
+		(void) check_handler(handler, &nsp);
 }
 
 /*
@@ -144,6 +159,7 @@ okno_handler_call(Oid handler, Jsonb *request)
 	LOCAL_FCINFO(fcinfo, 1);
 	FmgrInfo   *flinfo;
 	Oid			owner;
+	Oid			nsp;
 	OknoGuard	guard;
 	Datum		result;
 
@@ -152,7 +168,7 @@ okno_handler_call(Oid handler, Jsonb *request)
 		/* keep the FmgrInfo (SQL functions cache their plans in it) */
 		if (handler != cached_handler)
 		{
-			owner = check_handler(handler);
+			owner = check_handler(handler, &nsp);
 			if (handler_cxt == NULL)
 				handler_cxt = AllocSetContextCreate(TopMemoryContext, "okno handler",
 													ALLOCSET_SMALL_SIZES);
@@ -160,6 +176,7 @@ okno_handler_call(Oid handler, Jsonb *request)
 				MemoryContextReset(handler_cxt);
 			fmgr_info_cxt(handler, &cached_flinfo, handler_cxt);
 			cached_owner = owner;
+			cached_namespace = nsp;
 			cached_handler = handler;
 		}
 		flinfo = &cached_flinfo;
@@ -168,7 +185,7 @@ okno_handler_call(Oid handler, Jsonb *request)
 	else
 	{
 		/* a handler's own okno_idempotent: never reuse the running one's */
-		owner = check_handler(handler);
+		owner = check_handler(handler, &nsp);
 		flinfo = palloc0(sizeof(FmgrInfo));
 		fmgr_info(handler, flinfo);
 	}

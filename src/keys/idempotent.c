@@ -9,13 +9,15 @@
  *	  1. the operation's name, the scope, the key       22023, 22004,
  *	     the request, the handler                       invalid_key, 42501
  *	  2. the request's fingerprint: SHA-256 of its RFC 8785 form
- *	  3. the lock of (operation, scope, key), waiting, or with
+ *	  3. the caller may read okno_key (SELECT), then     42501
+ *	     the lock of (operation, scope, key), waiting, or with
  *	     okno.key_wait off refusing at once               request_in_progress
  *	  4. a claim of this transaction's own, not stored    request_in_progress
  *	  5. the stored key: the same fingerprint replays its
  *	     response (the handler is not called); another    key_reused
  *	     (REPEATABLE READ: stored after our snapshot      40001)
- *	  6. the key's tombstone: it expired                  key_expired
+ *	  6. the caller may store keys (INSERT), then         42501
+ *	     the key's tombstone: it expired                  key_expired
  *	  7. claim the key, call handler(request) as the caller, store its
  *	     response with the key, return it
  *
@@ -84,6 +86,8 @@ look_up(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN],
 	LOCKTAG		tag;
 	OknoOpKey	stored;
 
+	/* a role that may not read the key learns nothing of it */
+	okno_op_key_check_privileges(false);
 	okno_operation_lock_tag(ref, &tag);
 	okno_lock_key(ref, &tag);
 
@@ -111,6 +115,8 @@ look_up(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN],
 		return stored.response;
 	}
 
+	/* (to a role that may store the key) */
+	okno_op_key_check_privileges(true);
 	okno_check_expired(ref);
 	return NULL;
 }
@@ -152,7 +158,7 @@ idempotent(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	}
 
 	/* 7 */
-	okno_claim_add(&ref, fingerprint);
+	okno_claim_add(&ref, fingerprint, true);
 	response = okno_handler_call(handler, request);
 	okno_op_key_insert(&ref, fingerprint, response);
 	okno_claim_stored(&ref);
@@ -216,7 +222,7 @@ okno_key_claim(PG_FUNCTION_ARGS)
 	response = look_up(&ref, fingerprint, CurrentMemoryContext);
 	if (response != NULL)
 		PG_RETURN_JSONB_P(response);
-	okno_claim_add(&ref, fingerprint);
+	okno_claim_add(&ref, fingerprint, false);
 	PG_RETURN_NULL();
 }
 
@@ -232,12 +238,13 @@ okno_key_store(PG_FUNCTION_ARGS)
 	OknoKeyRef	ref;
 	Jsonb	   *response;
 	const uint8 *fingerprint;
+	bool		handler = false;
 
 	PreventCommandIfReadOnly("okno_key_store()");
 	key_args(fcinfo, &ref);
 	response = jsonb_arg(fcinfo, 3, "response");
 
-	fingerprint = okno_claim_fingerprint(&ref);
+	fingerprint = okno_claim_fingerprint(&ref, &handler);
 	if (fingerprint == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -245,6 +252,13 @@ okno_key_store(PG_FUNCTION_ARGS)
 						ref.key, okno_key_owner(&ref)),
 				 errdetail("okno_key_store() stores the response of a key that okno_key_claim() returned NULL for, in the same transaction, once."),
 				 errhint("Call okno_key_claim() first, and store only when it returns NULL.")));
+	if (handler)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idempotency key \"%s\" of %s is held by okno_idempotent()",
+						ref.key, okno_key_owner(&ref)),
+				 errdetail("okno_idempotent() stores the response its handler returns with the key; the handler does not store it itself."),
+				 errhint("Return the response from the handler.")));
 	okno_op_key_insert(&ref, fingerprint, response);
 	okno_claim_stored(&ref);
 	PG_RETURN_JSONB_P(response);

@@ -142,6 +142,21 @@ key_table_info(void)
 	return k;
 }
 
+/*
+ * The caller's privileges on okno_key, checked before a request's key is
+ * locked (store false: SELECT of what the lookup reads) and before its
+ * tombstone is read (store true: INSERT of what the store writes), so that
+ * a role that may not look the key up, or not store it, learns nothing of
+ * it: neither that a request holds it nor that it expired (42501).
+ */
+void
+okno_op_key_check_privileges(bool store)
+{
+	const KeyTableInfo *k = key_table_info();
+
+	okno_rt_check(store ? &k->insert_rt : &k->select_rt);
+}
+
 /* refuse a table that a superuser gave triggers, rules or row security */
 static void
 check_plain(Relation rel)

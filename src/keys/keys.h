@@ -103,12 +103,14 @@ extern void okno_op_key_lookup(const OknoKeyRef *ref, Snapshot snapshot,
 extern void okno_op_key_insert(const OknoKeyRef *ref,
 							   const uint8 fingerprint[OKNO_HASH_LEN],
 							   Jsonb *response);
+extern void okno_op_key_check_privileges(bool store);
 
 /* claim.c */
 extern void okno_keys_claim_init(void);
 extern bool okno_claim_open(const OknoKeyRef *ref);
-extern void okno_claim_add(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN]);
-extern const uint8 *okno_claim_fingerprint(const OknoKeyRef *ref);
+extern void okno_claim_add(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN],
+						   bool handler);
+extern const uint8 *okno_claim_fingerprint(const OknoKeyRef *ref, bool *handler);
 extern void okno_claim_stored(const OknoKeyRef *ref);
 
 /* handler.c */

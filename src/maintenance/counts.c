@@ -72,6 +72,7 @@ PG_FUNCTION_INFO_V1(okno_subscriber_counts);
 static OknoPlan outbox_counts_plan = {
 	.sql = OUTBOX_COUNTS_SQL(OKNO_SQL_ORDER_KEY),
 	.sql_0_6 = OUTBOX_COUNTS_SQL(OKNO_SQL_ORDER_KEY_0_6),
+	.sql_unprepared = OUTBOX_COUNTS_SQL(OKNO_SQL_ORDER_KEY_0_6),
 	.nargs = 1,
 	.argtypes = {OIDOID}
 };
@@ -125,6 +126,7 @@ static OknoPlan outbox_counts_plan = {
 static OknoPlan subscriber_counts_plan = {
 	.sql = SUBSCRIBER_COUNTS_SQL(OKNO_SQL_ORDER_KEY, OKNO_DELIVERY_KEY),
 	.sql_0_6 = SUBSCRIBER_COUNTS_SQL(OKNO_SQL_ORDER_KEY_0_6, OKNO_DELIVERY_KEY_0_6),
+	.sql_unprepared = SUBSCRIBER_COUNTS_SQL(OKNO_SQL_ORDER_KEY_0_6, OKNO_DELIVERY_KEY),
 	.nargs = 1,
 	.argtypes = {OIDOID}
 };

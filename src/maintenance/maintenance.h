@@ -22,4 +22,24 @@
 
 #include "base/base.h"
 
+/*
+ * prepare.c: what okno needs of the application's existing tables.  What a
+ * call did, one line each, for its result (in cxt, the caller's memory
+ * context, which outlives SPI's); or, for okno_verify, what
+ * okno_prepare_tables() would do (dry_run: nothing is changed).
+ */
+typedef struct OknoChanges
+{
+	MemoryContext cxt;
+	List	   *lines;
+	bool		course_rows;	/* a table lacked what okno's tables have */
+	bool		dry_run;
+} OknoChanges;
+
+extern void okno_changed(OknoChanges *ch, const char *done, const char *todo);
+extern void okno_run_ddl(OknoChanges *ch, const char *sql);
+extern void okno_check_may_record(Oid nsp, const char *schema);
+extern void okno_prepare_all(OknoChanges *ch, Oid nsp, const char *schema);
+extern List *okno_tables_unprepared(void);
+
 #endif							/* OKNO_MAINTENANCE_H */

@@ -10,13 +10,8 @@
  * are created as the course defines them, with what okno needs besides,
  * and they belong to the caller.  A database the course's migrations made
  * has its tables already; okno_prepare_tables() adds what okno needs and
- * they lack: columns with constant defaults or none (so no table is
- * rewritten; a course's row gets the time of the change as its
- * created_at), the defaults okno's inserts rely on, and okno's partial
- * indexes on outbox (those okno's drains and counts are planned on; one of
- * the course's of another definition stays, and okno's gets a name of its
- * own).  A later okno that needs more adds it here, and its update asks
- * the owner to call this again.
+ * they lack (prepare.c says what), and so does okno_create_tables() for
+ * the tables that were there.
  *
  * Both run with the caller's rights (SECURITY INVOKER), so only a role that
  * may create in okno's schema, or that owns a table, changes it; a
@@ -50,13 +45,9 @@
 PG_FUNCTION_INFO_V1(okno_create_tables);
 PG_FUNCTION_INFO_V1(okno_prepare_tables);
 
-/* the tables in the order they are created (each refers to those before) */
-static const char *const create_order[] = {
-	"actors", "resources", "bookings", "idempotency", "outbox"
-};
-
 /*
- * The tables as okno_create_tables() creates them: the course's
+ * The tables as okno_create_tables() creates them, in the order of
+ * okno_table_names (each refers to those before): the course's
  * definitions (migrations 001 to 005) with okno's columns, keys and
  * indexes.  %1$s is okno's schema, quoted.
  */
@@ -124,388 +115,11 @@ static const char *const create_sql[] = {
 	" CONSTRAINT outbox_attempts_check CHECK (attempts OPERATOR(pg_catalog.>=) 0))"
 };
 
-StaticAssertDecl(lengthof(create_sql) == lengthof(create_order),
-				 "create_sql does not match create_order");
-
-/* a column okno_prepare_tables() adds where it is missing */
-typedef struct AddColumn
-{
-	const char *table;
-	const char *column;
-	const char *definition;		/* a constant default or none: no rewrite */
-	const char *default_sql;	/* set afterwards where it has none, or NULL */
-	bool		course;			/* okno 0.5.0's tables had it (below) */
-} AddColumn;
-
-/*
- * A column marked course is one that okno 0.5.0's own tables had: a table
- * that lacks one was written by someone else before okno served it (the
- * course's service), which okno_verify must know (record_checked_since).
- * A column a later okno adds (order_key, 0.7.0) says nothing of the kind.
- */
-
-static const AddColumn add_columns[] = {
-	{"bookings", "status", "text NOT NULL DEFAULT 'confirmed'", "'confirmed'", true},
-	{"bookings", "created_at", "timestamptz NOT NULL DEFAULT pg_catalog.now()", NULL, true},
-	{"idempotency", "fingerprint_version", "smallint NOT NULL DEFAULT 0", NULL, true},
-	{"idempotency", "created_at", "timestamptz NOT NULL DEFAULT pg_catalog.now()", NULL, true},
-	{"outbox", "created_at", "timestamptz NOT NULL DEFAULT pg_catalog.now()", NULL, true},
-	{"outbox", "delivered_at", "timestamptz", NULL, true},
-	{"outbox", "attempts", "integer NOT NULL DEFAULT 0", NULL, true},
-	{"outbox", "last_error", "text", NULL, true},
-	{"outbox", "available_at", "timestamptz", NULL, true},
-	{"outbox", "parked_at", "timestamptz", NULL, true},
-	/* the rows there have no writing transaction; new ones get theirs */
-	{"outbox", "created_xid", "xid8", "pg_catalog.pg_current_xact_id()", true},
-	/* 0.7.0: okno_emit's order keys */
-	{"outbox", "order_key", "text", NULL, false},
-};
-
-/*
- * okno's partial indexes on outbox: the definition after "USING" as
- * pg_get_indexdef prints it (with only pg_catalog in the search_path), and
- * the statement that creates it (%1$s the index's name, %2$s the table).
- */
-typedef struct OutboxIndex
-{
-	const char *name;
-	const char *pattern;
-	const char *create;
-} OutboxIndex;
-
-static const OutboxIndex outbox_indexes[] = {
-	/* pending = not delivered and not parked; available_at rides along so
-	 * the counts tell due from delayed events from the index alone */
-	{"outbox_pending",
-		"^ USING btree \\(id\\) INCLUDE \\(available_at\\)"
-		" WHERE \\(\\(delivered_at IS NULL\\) AND \\(parked_at IS NULL\\)\\)$",
-	"CREATE INDEX %1$s ON %2$s (id) INCLUDE (available_at)"
-	" WHERE delivered_at IS NULL AND parked_at IS NULL"},
-	{"outbox_parked",
-		"^ USING btree \\(id\\) WHERE \\(\\(parked_at IS NOT NULL\\) AND \\(delivered_at IS NULL\\)\\)$",
-	"CREATE INDEX %1$s ON %2$s (id) WHERE parked_at IS NOT NULL AND delivered_at IS NULL"},
-	/*
-	 * the undelivered events of each order key, for delivery in order
-	 * (0.7.0: base.h's OKNO_SQL_ORDER_KEY, which replaces 0.5.0's
-	 * outbox_order on payload -> 'booking_id', obsolete_indexes below)
-	 */
-	{"outbox_order_key",
-		"^ USING btree \\(\\(\\s*CASE\\s+WHEN \\(\\(\\(?kind\\)?(::text)? = 'booking_created'::text\\)"
-		" OR \\(\\(?kind\\)?(::text)? = 'booking_cancelled'::text\\)\\)"
-		" THEN \\(payload ->> 'booking_id'::text\\)\\s+ELSE order_key\\s+END\\), id\\)"
-		" WHERE \\(delivered_at IS NULL\\)$",
-	"CREATE INDEX %1$s ON %2$s (" OKNO_SQL_ORDER_KEY("outbox") ", id)"
-	" WHERE delivered_at IS NULL"},
-	/* the undelivered events that are not a booking's first */
-	{"outbox_later",
-		"^ USING btree \\(id\\) WHERE \\(\\(delivered_at IS NULL\\) AND"
-		" \\(\\(?kind\\)?(::text)? <> 'booking_created'::(text|character varying)\\)\\)$",
-	"CREATE INDEX %1$s ON %2$s (id)"
-	" WHERE delivered_at IS NULL AND kind OPERATOR(pg_catalog.<>) 'booking_created'"},
-	/* the events by the transaction that wrote them (subscribers) */
-	{"outbox_created_xid",
-		"^ USING btree \\(created_xid\\) WHERE \\(created_xid IS NOT NULL\\)$",
-	"CREATE INDEX %1$s ON %2$s (created_xid) WHERE created_xid IS NOT NULL"},
-};
-
-/*
- * okno's indexes on outbox that a later okno no longer uses: dropped once
- * the database's okno is at least that version (every write pays for an
- * index; until the update the library serves the database as its own
- * version did, on them).
- */
-typedef struct ObsoleteIndex
-{
-	int			until;			/* the okno version that replaced it */
-	OutboxIndex index;
-} ObsoleteIndex;
-
-static const ObsoleteIndex obsolete_indexes[] = {
-	/* 0.5.0's order per booking, replaced by outbox_order_key */
-	{OKNO_V(0, 7, 0), {"outbox_order",
-			"^ USING btree \\(\\(?\\(payload -> 'booking_id'::text\\)\\)?, id\\) WHERE \\(delivered_at IS NULL\\)$",
-	NULL}},
-};
-
-/* what a call did, one line each, for its result */
-typedef struct Changes
-{
-	MemoryContext cxt;			/* the caller's, which outlives SPI's */
-	List	   *lines;
-	bool		course_rows;	/* a table lacked what okno's tables have */
-} Changes;
-
-static void
-changed(Changes *ch, const char *line)
-{
-	MemoryContext oldcxt = MemoryContextSwitchTo(ch->cxt);
-
-	ch->lines = lappend(ch->lines, pstrdup(line));
-	MemoryContextSwitchTo(oldcxt);
-}
-
-static void
-run_ddl(const char *sql)
-{
-	int			rc = SPI_execute(sql, false, 0);
-
-	if (rc != SPI_OK_UTILITY)
-		elog(ERROR, "SPI_execute failed for \"%s\": %s", sql, SPI_result_code_string(rc));
-}
-
-static Oid
-table_oid(Oid nsp, const char *name)
-{
-	Oid			relid = get_relname_relid(name, nsp);
-
-	if (OidIsValid(relid) && get_rel_relkind(relid) != RELKIND_RELATION)
-		return InvalidOid;
-	return relid;
-}
-
-static Oid
-table_owner(Oid relid)
-{
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", relid);
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
-	return owner;
-}
-
-/*
- * The names of the indexes on table relid, not unique, whose definition
- * matches pattern (OutboxIndex), the valid ones only if valid_only; in the
- * caller's memory context.
- */
-static List *
-indexes_matching(Oid relid, const char *pattern, bool valid_only)
-{
-	Datum		args[3];
-	int			rc;
-	uint64		i;
-	List	   *names = NIL;
-
-	args[0] = ObjectIdGetDatum(relid);
-	args[1] = CStringGetTextDatum(pattern);
-	args[2] = BoolGetDatum(valid_only);
-	/* (deparsed with only pg_catalog in the search_path: see begin_call) */
-	rc = SPI_execute_with_args("SELECT c.relname::pg_catalog.text FROM pg_catalog.pg_index AS i"
-							   " JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid"
-							   " WHERE i.indrelid OPERATOR(pg_catalog.=) $1"
-							   " AND (i.indisvalid OR NOT $3) AND NOT i.indisunique"
-							   " AND pg_catalog.substring(pg_catalog.pg_get_indexdef(i.indexrelid),"
-							   " ' USING .*$') OPERATOR(pg_catalog.~) $2",
-							   3, (Oid[]) {OIDOID, TEXTOID, BOOLOID}, args, NULL, true, 0);
-	okno_check_spi(rc, SPI_OK_SELECT, "index lookup");
-	for (i = 0; i < SPI_processed; i++)
-		names = lappend(names, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-	return names;
-}
-
-/*
- * Whether an index of okno's definition is on table relid already, and the
- * name to create it under: its own, or okno_<its own> where an index of
- * another definition has that name (the course's outbox_pending).
- */
-static bool
-index_present(Oid relid, Oid nsp, const OutboxIndex *ix, const char **name)
-{
-	bool		present = indexes_matching(relid, ix->pattern, true) != NIL;
-
-	if (!present)
-	{
-		*name = ix->name;
-		if (OidIsValid(get_relname_relid(ix->name, nsp)))
-			*name = psprintf("okno_%s", ix->name);
-		if (OidIsValid(get_relname_relid(*name, nsp)))
-			ereport(ERROR,
-					(errcode(ERRCODE_DUPLICATE_TABLE),
-					 errmsg("okno cannot add its index %s to table outbox: relations \"%s\" and \"okno_%s\" exist",
-							ix->name, ix->name, ix->name),
-					 errhint("Rename one of them and call okno_prepare_tables() again.")));
-	}
-	return present;
-}
-
-/*
- * Whether one of the tables there lacks a column that okno's own tables
- * have always had: their rows were written by someone else before okno
- * served them (see add_columns).
- */
-static bool
-lacks_course_column(Oid nsp)
-{
-	int			i;
-
-	for (i = 0; i < (int) lengthof(add_columns); i++)
-	{
-		Oid			relid = table_oid(nsp, add_columns[i].table);
-
-		if (add_columns[i].course && OidIsValid(relid) &&
-			get_attnum(relid, add_columns[i].column) == InvalidAttrNumber)
-			return true;
-	}
-	return false;
-}
-
-/*
- * Before anything is changed: where the call will find rows written before
- * okno served the tables, it must record so in okno's own
- * okno_purge_horizon, so the caller must be allowed to write it (a
- * superuser, or the role that installed okno or was granted it).  Refused
- * otherwise, with nothing done: a later call would find nothing to add and
- * never record it.
- */
-static void
-check_may_record(Oid nsp, const char *schema)
-{
-	Oid			horizon = get_relname_relid("okno_purge_horizon", nsp);
-
-	if (!OidIsValid(horizon) || !lacks_course_column(nsp))
-		return;
-	/* (all three: pg_class_aclcheck would be content with any) */
-	if (pg_class_aclmask(horizon, GetUserId(), ACL_SELECT | ACL_INSERT | ACL_UPDATE, ACLMASK_ALL) !=
-		(ACL_SELECT | ACL_INSERT | ACL_UPDATE))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for table %s.okno_purge_horizon", schema),
-				 errdetail("The tables hold rows written before okno served them, and okno records since when okno_verify checks bookings in okno_purge_horizon."),
-				 errhint("Call it as a superuser (it changes another role's tables as their owner), or grant SELECT, INSERT and UPDATE on okno_purge_horizon to role %s.",
-						 GetUserNameFromId(GetUserId(), false))));
-}
-
-/*
- * Record, in okno's own okno_purge_horizon, that the bookings there now
- * were written before okno served the tables (okno_verify does not ask them
- * for a key or an event).  Recorded once, the first time a table lacked
- * what okno's own tables have (check_may_record saw to the privileges),
- * and never moved later.
- */
-static void
-record_checked_since(Changes *ch, const char *schema)
-{
-	int			rc;
-
-	rc = SPI_execute(psprintf("INSERT INTO %1$s.okno_purge_horizon AS h (singleton, checked_since)"
-							  " VALUES (true, pg_catalog.now())"
-							  " ON CONFLICT (singleton) DO UPDATE SET checked_since = EXCLUDED.checked_since"
-							  " WHERE h.checked_since IS NULL", schema),
-					 false, 0);
-	okno_check_spi(rc, SPI_OK_INSERT, "purge horizon");
-	if (SPI_processed > 0)
-		changed(ch, "okno_verify: checks bookings created from now on");
-}
-
-/*
- * Drop okno's indexes on outbox that the installed okno no longer uses
- * (obsolete_indexes), found by their definition whatever their name.
- */
-static void
-drop_obsolete_indexes(Changes *ch, Oid relid, const char *schema)
-{
-	int			version = okno_installed_version_uncached();
-	int			i;
-
-	for (i = 0; i < (int) lengthof(obsolete_indexes); i++)
-	{
-		ListCell   *lc;
-
-		if (version < obsolete_indexes[i].until)
-			continue;
-		/* (an invalid one too: it would still be written) */
-		foreach(lc, indexes_matching(relid, obsolete_indexes[i].index.pattern, false))
-		{
-			const char *name = (const char *) lfirst(lc);
-
-			run_ddl(psprintf("DROP INDEX %s.%s", schema, quote_identifier(name)));
-			changed(ch, psprintf("outbox: dropped index %s (okno no longer uses it)", name));
-		}
-	}
-}
-
-/* the columns, defaults and indexes okno needs on one existing table */
-static void
-prepare_table(Changes *ch, Oid nsp, const char *schema, const char *table)
-{
-	Oid			relid = table_oid(nsp, table);
-	char	   *qualified;
-	OknoGuard	guard;
-	int			i;
-
-	if (!OidIsValid(relid))
-		return;					/* missing, or not a table: the binding says so */
-	qualified = psprintf("%s.%s", schema, quote_identifier(table));
-
-	okno_guard_begin_owner(&guard, table_owner(relid));
-	for (i = 0; i < (int) lengthof(add_columns); i++)
-	{
-		const AddColumn *c = &add_columns[i];
-		AttrNumber	att;
-
-		if (strcmp(c->table, table) != 0)
-			continue;
-		att = get_attnum(relid, c->column);
-		if (att == InvalidAttrNumber)
-		{
-			run_ddl(psprintf("ALTER TABLE %s ADD COLUMN %s %s", qualified,
-							 quote_identifier(c->column), c->definition));
-			changed(ch, psprintf("%s: added column %s %s", table, c->column, c->definition));
-			if (c->course)
-				ch->course_rows = true;
-		}
-		if (c->default_sql != NULL)
-		{
-			HeapTuple	tup = SearchSysCacheAttName(relid, c->column);
-			bool		hasdef = false;
-
-			if (HeapTupleIsValid(tup))
-			{
-				hasdef = ((Form_pg_attribute) GETSTRUCT(tup))->atthasdef;
-				ReleaseSysCache(tup);
-			}
-			if (!hasdef)
-			{
-				run_ddl(psprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT %s", qualified,
-								 quote_identifier(c->column), c->default_sql));
-				changed(ch, psprintf("%s: default of %s set to %s", table, c->column,
-									 c->default_sql));
-			}
-		}
-	}
-	if (strcmp(table, "outbox") == 0)
-	{
-		for (i = 0; i < (int) lengthof(outbox_indexes); i++)
-		{
-			const char *name;
-
-			if (index_present(relid, nsp, &outbox_indexes[i], &name))
-				continue;
-			run_ddl(psprintf(outbox_indexes[i].create, quote_identifier(name), qualified));
-			changed(ch, psprintf("outbox: created index %s", name));
-		}
-		drop_obsolete_indexes(ch, relid, schema);
-	}
-	okno_guard_end(&guard);
-}
-
-/* the tables that exist, prepared; the lines of what was done */
-static void
-prepare_all(Changes *ch, Oid nsp, const char *schema)
-{
-	int			i;
-
-	for (i = 0; i < (int) lengthof(create_order); i++)
-		prepare_table(ch, nsp, schema, create_order[i]);
-	if (ch->course_rows)
-		record_checked_since(ch, schema);
-}
+StaticAssertDecl(lengthof(create_sql) == OKNO_NUM_TABLES,
+				 "create_sql does not match okno_table_names");
 
 static Datum
-return_changes(FunctionCallInfo fcinfo, Changes *ch)
+return_changes(FunctionCallInfo fcinfo, OknoChanges *ch)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	ListCell   *lc;
@@ -530,8 +144,8 @@ static const char *const table_comments[] = {
 	"transactional outbox: events written with the booking, delivered at least once"
 };
 
-StaticAssertDecl(lengthof(table_comments) == lengthof(create_order),
-				 "table_comments does not match create_order");
+StaticAssertDecl(lengthof(table_comments) == OKNO_NUM_TABLES,
+				 "table_comments does not match okno_table_names");
 
 /*
  * What both functions do first: the schema, and a search_path of
@@ -540,7 +154,7 @@ StaticAssertDecl(lengthof(table_comments) == lengthof(create_order),
  * sees them), restored when they return.
  */
 static int
-begin_call(const char *fname, Oid *nsp, const char **schema, Changes *ch)
+begin_call(const char *fname, Oid *nsp, const char **schema, OknoChanges *ch)
 {
 	int			nestlevel;
 
@@ -550,8 +164,9 @@ begin_call(const char *fname, Oid *nsp, const char **schema, Changes *ch)
 	ch->cxt = CurrentMemoryContext;
 	ch->lines = NIL;
 	ch->course_rows = false;
+	ch->dry_run = false;
 
-	check_may_record(*nsp, *schema);
+	okno_check_may_record(*nsp, *schema);
 
 	nestlevel = NewGUCNestLevel();
 	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
@@ -575,23 +190,23 @@ okno_create_tables(PG_FUNCTION_ARGS)
 {
 	const char *schema;
 	Oid			nsp;
-	Changes		ch;
+	OknoChanges		ch;
 	int			i;
 	int			nestlevel;
 
 	nestlevel = begin_call("okno_create_tables()", &nsp, &schema, &ch);
-	for (i = 0; i < (int) lengthof(create_order); i++)
+	for (i = 0; i < (int) OKNO_NUM_TABLES; i++)
 	{
-		if (OidIsValid(get_relname_relid(create_order[i], nsp)))
+		if (OidIsValid(get_relname_relid(okno_table_names[i], nsp)))
 			continue;
-		run_ddl(psprintf(create_sql[i], schema));
-		run_ddl(psprintf("COMMENT ON TABLE %s.%s IS %s", schema, create_order[i],
-						 quote_literal_cstr(table_comments[i])));
-		changed(&ch, psprintf("%s: created", create_order[i]));
+		okno_run_ddl(&ch, psprintf(create_sql[i], schema));
+		okno_run_ddl(&ch, psprintf("COMMENT ON TABLE %s.%s IS %s", schema, okno_table_names[i],
+							  quote_literal_cstr(table_comments[i])));
+		okno_changed(&ch, psprintf("%s: created", okno_table_names[i]), NULL);
 		/* the next one refers to it */
 		CommandCounterIncrement();
 	}
-	prepare_all(&ch, nsp, schema);
+	okno_prepare_all(&ch, nsp, schema);
 	end_call(nestlevel);
 
 	return return_changes(fcinfo, &ch);
@@ -605,11 +220,11 @@ okno_prepare_tables(PG_FUNCTION_ARGS)
 {
 	const char *schema;
 	Oid			nsp;
-	Changes		ch;
+	OknoChanges		ch;
 	int			nestlevel;
 
 	nestlevel = begin_call("okno_prepare_tables()", &nsp, &schema, &ch);
-	prepare_all(&ch, nsp, schema);
+	okno_prepare_all(&ch, nsp, schema);
 	end_call(nestlevel);
 
 	return return_changes(fcinfo, &ch);

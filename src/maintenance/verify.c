@@ -256,6 +256,29 @@ static OknoPlan verify_own_plan = {
 	.own = true
 };
 
+/*
+ * One row for each change okno_prepare_tables() would make to the tables
+ * (okno 0.7.0 and later): a table it has not prepared for this okno, which
+ * serves them as before until it does (base.h) but for what needs the
+ * change (okno_emit's order keys).
+ */
+static void
+report_unprepared(ReturnSetInfo *rsinfo)
+{
+	ListCell   *lc;
+
+	foreach(lc, okno_tables_unprepared())
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = CStringGetTextDatum("table not prepared");
+		values[1] = CStringGetTextDatum(psprintf("%s; fix: SELECT okno_prepare_tables()",
+												 (const char *) lfirst(lc)));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
 /* run plan, one row per problem into the function's result */
 static void
 verify(FunctionCallInfo fcinfo, OknoPlan *plan)
@@ -285,6 +308,8 @@ verify(FunctionCallInfo fcinfo, OknoPlan *plan)
 		heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, values, nulls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	if (plan == &verify_0_7_plan)
+		report_unprepared(rsinfo);
 	okno_spi_finish();
 	okno_guard_end(&guard);
 }

@@ -33,6 +33,10 @@
  * create needs none (nothing names the booking before it commits).  Keys
  * whose hashes collide only wait for each other.
  *
+ * On tables not yet prepared for okno 0.7.0 (no outbox.order_key: the
+ * owner adds it with okno_prepare_tables()) an event without an order key
+ * is written as before, and one with a key is refused (tables_unfit).
+ *
  * The row is written by a plain INSERT of okno's columns, as the caller
  * (a superuser's call: as the tables' owner, owner.c), so the owner's
  * triggers, rules and defaults act as on any insert; an INSTEAD rule, or
@@ -63,9 +67,15 @@ PG_FUNCTION_INFO_V1(okno_emit);
 #define OKNO_KIND_MAXLEN		40
 #define OKNO_ORDER_KEY_MAXLEN	255
 
+/*
+ * (on tables not yet prepared for okno 0.7.0, which lack order_key, an
+ * event without an order key is written all the same; $4 is NULL then)
+ */
 static OknoPlan emit_plan = {
 	.sql =
 	"INSERT INTO %1$s.outbox (id, kind, payload, order_key) VALUES ($1, $2, $3, $4)",
+	.sql_unprepared =
+	"INSERT INTO %1$s.outbox (id, kind, payload) VALUES ($1, $2, $3)",
 	.nargs = 4,
 	.argtypes = {UUIDOID, TEXTOID, JSONBOID, TEXTOID}
 };
@@ -161,6 +171,10 @@ okno_emit(PG_FUNCTION_ARGS)
 	order_key = order_key_arg(fcinfo);
 
 	okno_guard_begin(&guard);
+	if (order_key != NULL && !okno_binding()->order_keys)
+		okno_error_tables_unfit(quote_identifier(okno_schema_name()),
+								"outbox.order_key: missing (the order keys of okno_emit() need it)",
+								false);
 	okno_refuse_instead_rules(OKNO_REL_OUTBOX, "event");
 	/* the key's turn, then the id: ids of one key in commit order */
 	if (order_key != NULL)

@@ -101,10 +101,32 @@ done
 [ -z "$missing" ]
 say $? "DATA names every other sql/okno--*.sql, the frozen full scripts and the update scripts${missing:+ (missing:$missing)}"
 
+# No older version's full script is installed, so no role can install an
+# older version (docs/RELEASING.md): DATA is the update scripts, and
+# make install removes the full scripts an earlier make install left
+olds=
+for f in $data; do
+	case "$f" in sql/okno--*--*.sql) ;; *) olds="$olds $f" ;; esac
+done
+[ -z "$olds" ]
+say $? "DATA installs update scripts only, no older version's full script${olds:+ (it has:$olds)}"
+stage=$work/stage
+extdir=$stage$(makevar datadir)/extension
+mkdir -p "$extdir"
+touch "$extdir/okno--0.5.0.sql" "$extdir/okno--0.2.0.sql" "$extdir/okno--0.6.0--0.7.0.sql" "$extdir/other--1.0.sql"
+if make -s install DESTDIR="$stage" >/dev/null 2>&1; then
+	[ ! -e "$extdir/okno--0.5.0.sql" ] && [ ! -e "$extdir/okno--0.2.0.sql" ] &&
+		[ -e "$extdir/okno--0.6.0--0.7.0.sql" ] && [ -e "$extdir/okno--$version.sql" ] &&
+		[ -e "$extdir/other--1.0.sql" ]
+	say $? "make install removes the full scripts of older versions an earlier make install left, and nothing else"
+else
+	echo "not ok - make install into a staging directory failed"
+fi
+
 # PostgreSQL 15's pg_regress (REGRESS_OPTS=--inputdir=test, output in .)
 # reads sql/NAME.sql in place of test/sql/NAME.sql when it exists.
 shadowed=
-for t in $(makevar REGRESS); do
+for t in $(makevar REGRESS) $(makevar REGRESS_HISTORY); do
 	[ -e "sql/$t.sql" ] && shadowed="$shadowed sql/$t.sql"
 done
 [ -z "$shadowed" ]

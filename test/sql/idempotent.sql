@@ -125,6 +125,14 @@ $$;
 SELECT okno_idempotent('outer', 's', 'k', '{"to": "16:00"}', 'okno_test.outer_move(jsonb)');
 SELECT okno_idempotent('outer', 's', 'k', '{"to": "16:00"}', 'okno_test.outer_move(jsonb)');
 
+-- a handler that stores its own key with okno_key_store: refused (55000),
+-- okno_idempotent stores the response its handler returns
+CREATE FUNCTION okno_test.self_store(r jsonb) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT okno_key_store('self', 's', 'k', '{"stored": "by the handler"}')
+$$;
+SELECT okno_test.err($$SELECT okno_idempotent('self', 's', 'k', '{}', 'okno_test.self_store(jsonb)')$$);
+SELECT count(*) AS self_stored FROM okno_key WHERE operation = 'self';
+
 -- read-only transactions are refused
 BEGIN READ ONLY;
 SELECT okno_test.err($$SELECT okno_idempotent('reschedule', 'tenant-1', 'r-1', '{}', 'okno_test.move(jsonb)')$$);
@@ -217,6 +225,48 @@ CREATE FUNCTION okno_test.whoami_su(r jsonb) RETURNS jsonb LANGUAGE sql AS $$
 $$;
 SELECT okno_idempotent('who', 's', 'k2', '{}', 'okno_test.whoami_su(jsonb)');
 DROP FUNCTION okno_test.whoami(jsonb);
+
+-- a handler in a schema the caller may not use runs for it no more than a
+-- direct call would (42501), by name or by OID
+CREATE SCHEMA okno_hidden;
+CREATE FUNCTION okno_hidden.h(r jsonb) RETURNS jsonb LANGUAGE sql AS 'SELECT r';
+SELECT 'okno_hidden.h(jsonb)'::regprocedure::oid AS hidden \gset
+SET ROLE okno_idem_app;
+SELECT okno_test.err($$SELECT okno_hidden.h('{}')$$);
+SELECT okno_test.err($$SELECT okno_idempotent('hidden', 's', 'k', '{}', 'okno_hidden.h(jsonb)')$$);
+SELECT okno_test.err(format($$SELECT okno_idempotent('hidden', 's', 'k', '{}', %s::regprocedure)$$, :hidden));
+SELECT okno_test.err(format($$SELECT okno_idempotent_result('hidden', 's', 'k', '{}', %s::regprocedure)$$, :hidden));
+RESET ROLE;
+-- with USAGE it runs; without it again, the kept handler is refused too
+GRANT USAGE ON SCHEMA okno_hidden TO okno_idem_app;
+SET ROLE okno_idem_app;
+SELECT okno_idempotent('hidden', 's', 'k', '{"n": 1}', :hidden::regprocedure);
+RESET ROLE;
+REVOKE USAGE ON SCHEMA okno_hidden FROM okno_idem_app;
+SET ROLE okno_idem_app;
+SELECT okno_test.err(format($$SELECT okno_idempotent('hidden', 's', 'k2', '{}', %s::regprocedure)$$, :hidden));
+RESET ROLE;
+DROP SCHEMA okno_hidden CASCADE;
+
+-- a role that may not read okno_key learns nothing of a key: not that it
+-- expired (nor, test/specs/key_claim.spec, that a request holds it); one
+-- that may read but not store learns no tombstone
+SELECT okno_idempotent('gone', 's', 'k', '{}', 'okno_test.strip_nulls(jsonb)');
+UPDATE okno_key SET created_at = created_at - interval '2 days' WHERE operation = 'gone';
+SELECT keys_deleted FROM okno_purge('1 day', '1 day');
+SELECT okno_test.err($$SELECT okno_key_claim('gone', 's', 'k', '{}')$$) AS as_owner;
+REVOKE ALL ON okno_key FROM okno_idem_app;
+SET ROLE okno_idem_app;
+SELECT okno_test.err($$SELECT okno_key_claim('gone', 's', 'k', '{}')$$) AS no_privilege;
+SELECT okno_test.err($$SELECT okno_idempotent('gone', 's', 'k', '{}', 'okno_test.strip_nulls(jsonb)')$$) AS no_privilege;
+RESET ROLE;
+GRANT SELECT ON okno_key TO okno_idem_app;
+SET ROLE okno_idem_app;
+SELECT okno_test.err($$SELECT okno_key_claim('gone', 's', 'k', '{}')$$) AS select_only;
+SELECT okno_test.err($$SELECT okno_key_claim('pay', 'acct-1', 'p-6', '{"amount": 10}')$$) AS select_only_replays;
+RESET ROLE;
+-- (the tombstone is this test's: the tombstones test counts its own)
+DELETE FROM okno_key_tombstone WHERE key_hash = sha256(convert_to('gone:k:s', 'UTF8'));
 REVOKE ALL ON okno_key FROM okno_idem_app, okno_idem_owner;
 REVOKE ALL ON SCHEMA okno_test FROM okno_idem_app, okno_idem_owner;
 DROP ROLE okno_idem_app;
@@ -229,3 +279,32 @@ RESET search_path;
 
 -- okno_verify finds nothing wrong
 SELECT * FROM okno_verify();
+
+-- ---------------------------------------------------------------------
+-- a database whose encoding is not UTF-8: requests are canonicalized in
+-- Unicode; two keys that differ in EUC_JP but are one character in
+-- Unicode (0xA2E8 and 0xADFA are both U+2235) have no RFC 8785 form: 22030
+SELECT current_database() AS idem_db \gset
+CREATE DATABASE okno_idem_eucjp ENCODING 'EUC_JP' LOCALE 'C' TEMPLATE template0;
+\c okno_idem_eucjp
+SET client_encoding = 'UTF8';
+SET client_min_messages = warning;
+CREATE EXTENSION okno CASCADE;
+RESET client_min_messages;
+CREATE FUNCTION err(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE q;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ' ' || SQLERRM;
+END
+$$;
+CREATE FUNCTION echo(r jsonb) RETURNS jsonb LANGUAGE sql AS 'SELECT r';
+SELECT convert_from('\xa2e8', 'EUC_JP') = convert_from('\xadfa', 'EUC_JP') AS same_in_euc_jp,
+       convert_to(convert_from('\xa2e8', 'EUC_JP'), 'UTF8') = convert_to(convert_from('\xadfa', 'EUC_JP'), 'UTF8') AS same_in_unicode;
+SELECT okno_canonical_json(jsonb_build_object(convert_from('\xa2e8', 'EUC_JP'), 1, 'b', 'ü')) AS one_of_them;
+SELECT err($$SELECT okno_canonical_json(jsonb_build_object(convert_from('\xa2e8', 'EUC_JP'), 1, convert_from('\xadfa', 'EUC_JP'), 2))$$);
+SELECT err($$SELECT okno_idempotent('op', 's', 'k', jsonb_build_object(convert_from('\xa2e8', 'EUC_JP'), 1, convert_from('\xadfa', 'EUC_JP'), 2), 'echo(jsonb)')$$);
+SELECT count(*) AS stored FROM okno_key;
+\c :idem_db
+DROP DATABASE okno_idem_eucjp;

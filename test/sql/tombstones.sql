@@ -33,6 +33,22 @@ SELECT okno_test.err($$SELECT okno_create_booking(1, 'tomb-1', okno_test.payload
 SELECT okno_test.err($$SELECT okno_create_booking(1, 'tomb-1', okno_test.payload(3, '2031-03-02T10:00:00Z', '2031-03-02T11:00:00Z'))$$);
 SELECT okno_test.err($$SELECT okno_idempotent('echo', 'tenant-1', 'tomb-1', '{"n": 1}', 'okno_test.echo(jsonb)')$$);
 SELECT okno_test.err($$SELECT okno_key_claim('echo', 'tenant-1', 'tomb-1', '{"n": 1}')$$);
+-- only to a role that may store the key: one that may not even read it
+-- learns nothing of it, one that may read keys but not store them learns
+-- no tombstone (42501 both, as the store would raise it)
+CREATE ROLE okno_tomb_reader;
+GRANT USAGE ON SCHEMA okno_test TO okno_tomb_reader;
+SET ROLE okno_tomb_reader;
+SELECT okno_test.err($$SELECT okno_create_booking(1, 'tomb-1', okno_test.payload(3, '2031-03-01T10:00:00Z', '2031-03-01T11:00:00Z'))$$) AS no_privilege;
+RESET ROLE;
+GRANT SELECT ON idempotency, okno_key TO okno_tomb_reader;
+SET ROLE okno_tomb_reader;
+SELECT okno_test.err($$SELECT okno_create_booking(1, 'tomb-1', okno_test.payload(3, '2031-03-01T10:00:00Z', '2031-03-01T11:00:00Z'))$$) AS select_only;
+SELECT okno_test.err($$SELECT okno_key_claim('echo', 'tenant-1', 'tomb-1', '{"n": 1}')$$) AS select_only;
+RESET ROLE;
+REVOKE ALL ON idempotency, okno_key FROM okno_tomb_reader;
+REVOKE ALL ON SCHEMA okno_test FROM okno_tomb_reader;
+DROP ROLE okno_tomb_reader;
 -- other actors, scopes and operations are not expired
 SELECT okno_idempotent('echo', 'tenant-2', 'tomb-1', '{"n": 2}', 'okno_test.echo(jsonb)');
 SELECT okno_idempotent('echo2', 'tenant-1', 'tomb-1', '{"n": 1}', 'okno_test.echo(jsonb)');

@@ -207,69 +207,259 @@ SELECT count(*) FROM okno_drain(1);
 \set VERBOSITY default
 \c regress_okno_trusted regress_okno_owner
 SELECT count(*) AS drained_by_owner FROM okno_drain(1);
+DROP TRIGGER esc_late ON outbox;
 \c regress_okno_trusted :superuser_name
 SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_okno_owner';
 SELECT count(*) AS ran_as_superuser FROM ran WHERE super;
 
---
--- An install of 0.4.0, whose owner held TRIGGER and REFERENCES and used
--- them, updated by that owner to the current version: 0.4.1 disabled the
--- trigger and dropped the foreign key whose check applied the owner's cast
--- as a superuser; from 0.6.0 on the tables are the owner's, who may enable
--- its trigger again, and a superuser's drain runs it as the owner.
---
-CREATE DATABASE regress_okno_trusted_old OWNER regress_okno_owner;
-\c regress_okno_trusted_old regress_okno_owner
-SET client_min_messages = warning;
-CREATE EXTENSION okno VERSION '0.4.0' CASCADE;
-RESET client_min_messages;
-INSERT INTO actors (name) VALUES ('ann');
-INSERT INTO resources (name) VALUES ('room');
-SELECT okno_create_booking(1, 'old-1', '{"resource_id":1,"starts_at":"2026-12-01T10:00:00Z","ends_at":"2026-12-01T11:00:00Z"}') ->> 'id' AS id;
-CREATE FUNCTION esc() RETURNS trigger LANGUAGE plpgsql AS $$
+-- what the owner's code does in a superuser's call ends with the
+-- transaction (its writes, a NOTIFY, a transaction-level advisory lock),
+-- but a session-level advisory lock would outlive it in the superuser's
+-- (pooled) session: the call is refused and the lock released; when the
+-- code fails after taking it, the lock is released all the same
+\c regress_okno_trusted regress_okno_owner
+CREATE TABLE lock_plan (scope text, fail boolean);
+INSERT INTO lock_plan VALUES ('none', false);
+CREATE FUNCTION lock_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    plan record := (SELECT p FROM public.lock_plan AS p);
 BEGIN
-    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+    IF plan.scope = 'session' THEN
+        PERFORM pg_advisory_lock(4242);
+        PERFORM pg_advisory_lock(4242);
+        PERFORM pg_advisory_lock_shared(17, 42);
+    ELSIF plan.scope = 'transaction' THEN
+        PERFORM pg_advisory_xact_lock(4243);
+    END IF;
+    IF plan.fail THEN
+        RAISE EXCEPTION 'the owner''s trigger failed';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER lock_trigger BEFORE INSERT ON outbox FOR EACH ROW EXECUTE FUNCTION lock_trigger();
+\c regress_okno_trusted :superuser_name
+-- (the superuser's own session lock, taken before, is its own and stays)
+SELECT pg_advisory_lock(7);
+UPDATE lock_plan SET scope = 'session';
+\set VERBOSITY terse
+SELECT okno_emit('locked', '{}');
+\set VERBOSITY default
+SELECT objid, mode FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory' ORDER BY 1;
+UPDATE lock_plan SET fail = true;
+-- (the WARNING comes with the abort, after the error reached the client:
+-- shown where the error is caught, in a subtransaction)
+SET client_min_messages = error;
+\set VERBOSITY terse
+SELECT okno_emit('locked', '{}');
+\set VERBOSITY default
+RESET client_min_messages;
+SELECT objid, mode FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory' ORDER BY 1;
+CREATE FUNCTION pg_temp.error_of(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE q;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ' ' || SQLERRM;
+END
+$$;
+SELECT pg_temp.error_of($$SELECT okno_emit('locked', '{}')$$);
+SELECT objid, mode FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory' ORDER BY 1;
+UPDATE lock_plan SET scope = 'transaction', fail = false;
+BEGIN;
+SELECT okno_emit('locked', '{}') IS NOT NULL AS emitted;
+SELECT objid, mode FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory' ORDER BY 1;
+COMMIT;
+SELECT objid, mode FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory' ORDER BY 1;
+SELECT pg_advisory_unlock(7);
+-- the owner's own calls are its own business
+\c regress_okno_trusted regress_okno_owner
+UPDATE lock_plan SET scope = 'session';
+SELECT okno_emit('locked', '{}') IS NOT NULL AS emitted;
+SELECT count(*) AS owner_holds FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory';
+SELECT pg_advisory_unlock_all();
+DROP TRIGGER lock_trigger ON outbox;
+SELECT count(*) AS drained FROM okno_drain(100);
+
+--
+-- Only the current version can be installed: no older version's full
+-- script is installed with okno (docs/RELEASING.md), so none of their
+-- holes (0.1.0 to 0.4.0 granted TRIGGER and REFERENCES on tables of the
+-- bootstrap superuser's; 0.5.0's adoption read the owner's tables as the
+-- bootstrap superuser) can be installed.  For every version the server
+-- lists, a database owner who is not a superuser, and a role with nothing
+-- but CREATE on the database, are refused, or get a database where no
+-- table the application uses belongs to a superuser, and no role but a
+-- superuser holds on a superuser's table (okno's own, the bootstrap
+-- superuser's by the design of trusted extensions) anything but what
+-- okno's install grants its owner: SELECT, INSERT, UPDATE, DELETE,
+-- TRUNCATE; USAGE, SELECT and UPDATE on its sequence (never TRIGGER,
+-- REFERENCES or MAINTAIN); and okno has no SECURITY DEFINER function.
+--
+\c :test_db :superuser_name
+CREATE ROLE regress_okno_creator LOGIN NOSUPERUSER;
+CREATE DATABASE regress_okno_versions OWNER regress_okno_owner;
+GRANT CREATE ON DATABASE regress_okno_versions TO regress_okno_creator;
+\c regress_okno_versions :superuser_name
+-- what is wrong with the database role made of it, one line each
+CREATE FUNCTION pg_temp.audit(installer name) RETURNS SETOF text LANGUAGE sql AS $$
+  SELECT format('%s %s belongs to a superuser', CASE c.relkind WHEN 'S' THEN 'sequence' ELSE 'table' END, c.relname)
+    FROM pg_class c JOIN pg_roles o ON o.oid = c.relowner
+   WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'S', 'v', 'm', 'p') AND o.rolsuper
+     AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
+                        AND d.deptype = 'e' AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno'))
+  UNION ALL
+  SELECT format('%s holds %s%s on %s, a superuser''s', CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END,
+                a.privilege_type, CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END, c.relname)
+    FROM pg_class c JOIN pg_roles o ON o.oid = c.relowner, aclexplode(c.relacl) a
+   WHERE c.relnamespace = 'public'::regnamespace AND o.rolsuper AND a.grantee <> c.relowner
+     AND NOT COALESCE((SELECT g.rolsuper FROM pg_roles g WHERE g.oid = a.grantee), false)
+     AND NOT (a.grantee = (SELECT r.oid FROM pg_roles r WHERE r.rolname = installer) AND
+              CASE c.relkind WHEN 'S' THEN a.privilege_type IN ('USAGE', 'SELECT', 'UPDATE')
+                             WHEN 'v' THEN a.privilege_type = 'SELECT'
+                             ELSE a.privilege_type IN ('SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE') END)
+  UNION ALL
+  SELECT format('column %s.%s: %s holds %s', c.relname, t.attname, pg_get_userbyid(a.grantee), a.privilege_type)
+    FROM pg_class c JOIN pg_roles o ON o.oid = c.relowner JOIN pg_attribute t ON t.attrelid = c.oid, aclexplode(t.attacl) a
+   WHERE c.relnamespace = 'public'::regnamespace AND o.rolsuper AND a.grantee <> c.relowner
+  UNION ALL
+  SELECT format('function %s is SECURITY DEFINER', p.oid::regprocedure)
+    FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace AND p.prosecdef
+$$;
+-- role installs version v and makes its tables where it may; the audit,
+-- or why it was refused; nothing of it is kept
+CREATE FUNCTION pg_temp.try_install(installer name, v text, OUT outcome text) LANGUAGE plpgsql AS $$
+DECLARE
+    findings text;
+    tables text := ', tables created';
+BEGIN
+    BEGIN
+        EXECUTE format('SET LOCAL ROLE %I', installer);
+        EXECUTE format('CREATE EXTENSION okno VERSION %L CASCADE', v);
+        IF has_schema_privilege('public', 'CREATE') THEN
+            PERFORM okno_create_tables();
+        ELSE
+            tables := ' (no CREATE on schema public: no tables)';
+        END IF;
+        RESET ROLE;
+        PERFORM pg_temp.tamper(installer);
+        findings := (SELECT string_agg(f, '; ' ORDER BY f) FROM pg_temp.audit(installer) AS f);
+        RAISE EXCEPTION USING ERRCODE = 'OKT01', MESSAGE = COALESCE(findings, 'none');
+    EXCEPTION WHEN SQLSTATE 'OKT01' THEN
+        GET STACKED DIAGNOSTICS findings = MESSAGE_TEXT;
+        outcome := CASE findings WHEN 'none' THEN 'installed: nothing of a superuser''s to use'
+                   ELSE 'installed: ' || findings END || tables;
+    WHEN OTHERS THEN
+        outcome := 'refused: ' || SQLSTATE || ' ' || SQLERRM;
+    END;
+    RESET ROLE;
+END
+$$;
+-- (what a superuser does to the database before the audit: nothing, but
+-- below, where the audit is shown to find what it looks for)
+CREATE FUNCTION pg_temp.tamper(installer name) RETURNS void LANGUAGE sql AS '';
+SET client_min_messages = warning;
+SELECT v.version, r.installer, pg_temp.try_install(r.installer, v.version) AS outcome
+  FROM pg_available_extension_versions v,
+       (VALUES ('regress_okno_owner'::name), ('regress_okno_creator')) AS r(installer)
+ WHERE v.name = 'okno' ORDER BY 1, 2;
+RESET client_min_messages;
+SELECT count(*) AS extensions_left FROM pg_extension WHERE extname IN ('okno', 'btree_gist');
+-- (the audit finds each of the things it looks for)
+CREATE OR REPLACE FUNCTION pg_temp.tamper(installer name) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    ALTER TABLE public.actors OWNER TO CURRENT_USER;
+    EXECUTE format('GRANT TRIGGER, REFERENCES ON public.okno_key TO %I', installer);
+    EXECUTE format('GRANT SELECT (name) ON public.okno_subscriber TO %I', installer);
+    GRANT SELECT ON public.okno_delivery TO PUBLIC;
+    ALTER FUNCTION public.okno_errors() SECURITY DEFINER;
+END
+$$;
+SET client_min_messages = warning;
+SELECT regexp_split_to_table(pg_temp.try_install('regress_okno_owner', (SELECT default_version FROM pg_available_extensions WHERE name = 'okno')), '; ') AS findings;
+RESET client_min_messages;
+
+--
+-- Two ways 0.7.0's installable versions let a database owner run code as
+-- the bootstrap superuser, tried again: each names a version that cannot
+-- be installed now, and what can be installed runs none of the owner's
+-- code as a superuser.
+--
+\c regress_okno_versions regress_okno_owner
+CREATE TABLE ran (what text, who name, super boolean);
+CREATE FUNCTION escalate(what text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    super boolean := (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user);
+BEGIN
+    INSERT INTO public.ran VALUES (what, current_user, super);
+    IF super THEN
         EXECUTE 'ALTER ROLE regress_okno_owner SUPERUSER';
     END IF;
+END $$;
+CREATE FUNCTION escalate_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM public.escalate('trigger on ' || TG_TABLE_NAME);
     RETURN NULL;
 END $$;
-CREATE TRIGGER zz AFTER UPDATE ON outbox FOR EACH STATEMENT EXECUTE FUNCTION esc();
-CREATE TYPE bid AS (v bigint);
-CREATE FUNCTION bid_to_int8(bid) RETURNS bigint LANGUAGE plpgsql AS $$
+-- 1. 0.5.0 adopted a course's tables: its install read every row of a
+-- bookings table, status cast to text by a cast of the owner's
+CREATE TYPE booking_state AS (s text);
+CREATE FUNCTION booking_state_text(booking_state) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
-    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
-        EXECUTE 'ALTER ROLE regress_okno_owner SUPERUSER';
-    END IF;
+    PERFORM public.escalate('cast of status');
+    RETURN ($1).s;
+END $$;
+CREATE CAST (booking_state AS text) WITH FUNCTION booking_state_text(booking_state) AS IMPLICIT;
+CREATE TABLE bookings (id bigint PRIMARY KEY, status booking_state);
+INSERT INTO bookings VALUES (1, ROW('confirmed'));
+\set VERBOSITY terse
+CREATE EXTENSION okno VERSION '0.5.0' CASCADE;
+\set VERBOSITY default
+SET client_min_messages = warning;
+CREATE EXTENSION okno CASCADE;
+RESET client_min_messages;
+SELECT count(*) AS code_that_ran FROM ran;
+DROP EXTENSION okno;
+DROP TABLE bookings;
+-- 2. 0.4.0 granted REFERENCES on its tables (the bootstrap superuser's):
+-- a foreign key's check reads the table it references as that table's
+-- owner, applying an implicit cast of the referencing role's
+CREATE TYPE booking_ref AS (v bigint);
+CREATE FUNCTION booking_ref_int8(booking_ref) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM public.escalate('cast of a foreign key');
     RETURN ($1).v;
 END $$;
-CREATE CAST (bid AS bigint) WITH FUNCTION bid_to_int8(bid) AS IMPLICIT;
-CREATE TABLE payments (booking bid REFERENCES bookings (id));
--- a foreign key without a cast stays
-CREATE TABLE invoices (booking bigint REFERENCES bookings (id));
--- (the update scripts run as the bootstrap superuser: they run none of
--- the owner's code, and only read the catalogs of its objects)
-SET client_min_messages = error;
-ALTER EXTENSION okno UPDATE;
+CREATE CAST (booking_ref AS bigint) WITH FUNCTION booking_ref_int8(booking_ref) AS IMPLICIT;
+\set VERBOSITY terse
+CREATE EXTENSION okno VERSION '0.4.0' CASCADE;
+\set VERBOSITY default
+SET client_min_messages = warning;
+CREATE EXTENSION okno CASCADE;
 RESET client_min_messages;
-SELECT extversion, (SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_okno_owner') AS owner_is_superuser
-  FROM pg_extension WHERE extname = 'okno';
-SELECT c.relname, pg_get_userbyid(c.relowner) AS owner
-  FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' AND c.relname !~ '^okno_' ORDER BY 1;
-SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'outbox'::regclass AND NOT tgisinternal;
-SELECT conrelid::regclass, conname FROM pg_constraint WHERE contype = 'f' AND confrelid = 'bookings'::regclass ORDER BY 1;
-ALTER TABLE outbox ENABLE TRIGGER zz;
-ALTER TABLE payments ADD FOREIGN KEY (booking) REFERENCES bookings (id);
-INSERT INTO payments VALUES (ROW(1)::bid);
--- what the update's okno needs of the tables (0.7.0: outbox.order_key),
--- added by their owner
-SELECT * FROM okno_prepare_tables();
-\c regress_okno_trusted_old :superuser_name
-SELECT count(*) AS drained FROM okno_drain(10);
+SELECT count(*) AS changes FROM okno_create_tables();
+INSERT INTO actors (name) VALUES ('ann');
+INSERT INTO resources (name) VALUES ('room');
+SELECT okno_create_booking(1, 'ref-1', '{"resource_id":1,"starts_at":"2026-12-01T10:00:00Z","ends_at":"2026-12-01T11:00:00Z"}') ->> 'id' AS id;
+-- the tables are the owner's: its foreign key checks as itself
+CREATE TABLE payments (booking booking_ref REFERENCES bookings (id));
+INSERT INTO payments VALUES (ROW(1)::booking_ref);
+-- and okno's own tables, a superuser's, take no foreign key and no
+-- trigger of the owner's
+\set VERBOSITY terse
+CREATE TABLE audit (subscriber text REFERENCES okno_subscriber (name));
+CREATE TRIGGER mine AFTER INSERT ON okno_key FOR EACH ROW EXECUTE FUNCTION escalate_trigger();
+\set VERBOSITY default
+SELECT what, who, super FROM ran ORDER BY 1;
+\c regress_okno_versions :superuser_name
+SELECT okno_create_booking(1, 'ref-2', '{"resource_id":1,"starts_at":"2026-12-02T10:00:00Z","ends_at":"2026-12-02T11:00:00Z"}') ->> 'id' AS id;
+INSERT INTO payments VALUES (ROW(2)::booking_ref);
+SELECT what, who, super FROM ran ORDER BY 1;
 SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_okno_owner';
 
 \c :test_db :superuser_name
 DROP DATABASE regress_okno_trusted;
-DROP DATABASE regress_okno_trusted_old;
+DROP DATABASE regress_okno_versions;
+DROP ROLE regress_okno_creator;
 DROP ROLE regress_okno_reader;
 DROP ROLE regress_okno_other;
 DROP ROLE regress_okno_owner;
