@@ -16,7 +16,11 @@
  *
  * A table that cannot serve is reported, not worked around: one error
  * names every difference and the statement that mends it, and okno does
- * nothing until then.
+ * nothing until then.  What only a later okno's new features need may be
+ * missing (0.7.0's outbox.order_key, ColumnRule.optional): an update must
+ * not stop a working application, so okno serves the tables as before
+ * until their owner runs okno_prepare_tables() (base.h's order keys), and
+ * the binding says whether it may use the column.
  *
  * Only the catalogs are read, through the syscaches and catalog scans:
  * nothing of a table is opened or locked here, and no expression of the

@@ -302,11 +302,14 @@ GRANT CREATE ON DATABASE regress_okno_versions TO regress_okno_creator;
 \c regress_okno_versions :superuser_name
 -- what is wrong with the database role made of it, one line each
 CREATE FUNCTION pg_temp.audit(installer name) RETURNS SETOF text LANGUAGE sql AS $$
+  -- the application's tables and their sequences (extension members up to
+  -- 0.5.0), and any other table but okno's own
   SELECT format('%s %s belongs to a superuser', CASE c.relkind WHEN 'S' THEN 'sequence' ELSE 'table' END, c.relname)
     FROM pg_class c JOIN pg_roles o ON o.oid = c.relowner
    WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'S', 'v', 'm', 'p') AND o.rolsuper
-     AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
-                        AND d.deptype = 'e' AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno'))
+     AND (c.relname ~ '^(actors|resources|bookings|idempotency|outbox)(_id_seq)?$'
+          OR NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
+                            AND d.deptype = 'e' AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'okno')))
   UNION ALL
   SELECT format('%s holds %s%s on %s, a superuser''s', CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END,
                 a.privilege_type, CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END, c.relname)
@@ -335,7 +338,9 @@ BEGIN
     BEGIN
         EXECUTE format('SET LOCAL ROLE %I', installer);
         EXECUTE format('CREATE EXTENSION okno VERSION %L CASCADE', v);
-        IF has_schema_privilege('public', 'CREATE') THEN
+        IF to_regprocedure('okno_create_tables()') IS NULL THEN
+            tables := ', tables created by the extension';
+        ELSIF has_schema_privilege('public', 'CREATE') THEN
             PERFORM okno_create_tables();
         ELSE
             tables := ' (no CREATE on schema public: no tables)';
@@ -385,13 +390,17 @@ RESET client_min_messages;
 -- code as a superuser.
 --
 \c regress_okno_versions regress_okno_owner
+-- (a sequence counts the times it ran as a superuser: a failed statement
+-- rolls the rest back, not that)
 CREATE TABLE ran (what text, who name, super boolean);
+CREATE SEQUENCE ran_as_superuser;
 CREATE FUNCTION escalate(what text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     super boolean := (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user);
 BEGIN
     INSERT INTO public.ran VALUES (what, current_user, super);
     IF super THEN
+        PERFORM nextval('public.ran_as_superuser');
         EXECUTE 'ALTER ROLE regress_okno_owner SUPERUSER';
     END IF;
 END $$;
@@ -409,15 +418,16 @@ BEGIN
     RETURN ($1).s;
 END $$;
 CREATE CAST (booking_state AS text) WITH FUNCTION booking_state_text(booking_state) AS IMPLICIT;
-CREATE TABLE bookings (id bigint PRIMARY KEY, status booking_state);
-INSERT INTO bookings VALUES (1, ROW('confirmed'));
+CREATE TABLE bookings (id bigint PRIMARY KEY, resource_id integer, actor_id integer,
+                       starts_at timestamptz, ends_at timestamptz, status booking_state);
+INSERT INTO bookings VALUES (1, 1, 1, '2026-12-01T10:00:00Z', '2026-12-01T11:00:00Z', ROW('confirmed'));
 \set VERBOSITY terse
 CREATE EXTENSION okno VERSION '0.5.0' CASCADE;
 \set VERBOSITY default
 SET client_min_messages = warning;
 CREATE EXTENSION okno CASCADE;
 RESET client_min_messages;
-SELECT count(*) AS code_that_ran FROM ran;
+SELECT count(*) AS code_that_ran, (SELECT is_called FROM ran_as_superuser) AS ran_as_superuser FROM ran;
 DROP EXTENSION okno;
 DROP TABLE bookings;
 -- 2. 0.4.0 granted REFERENCES on its tables (the bootstrap superuser's):
@@ -454,7 +464,8 @@ SELECT what, who, super FROM ran ORDER BY 1;
 SELECT okno_create_booking(1, 'ref-2', '{"resource_id":1,"starts_at":"2026-12-02T10:00:00Z","ends_at":"2026-12-02T11:00:00Z"}') ->> 'id' AS id;
 INSERT INTO payments VALUES (ROW(2)::booking_ref);
 SELECT what, who, super FROM ran ORDER BY 1;
-SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_okno_owner';
+SELECT rolsuper, (SELECT is_called FROM ran_as_superuser) AS ran_as_superuser
+  FROM pg_roles WHERE rolname = 'regress_okno_owner';
 
 \c :test_db :superuser_name
 DROP DATABASE regress_okno_trusted;
