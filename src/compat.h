@@ -141,14 +141,20 @@ okno_local_beentry(int i)
 #endif
 }
 
-/* 16 replaced pg_proc_aclcheck by object_aclcheck */
+/*
+ * A role's privilege on a function or a schema: 16 replaced
+ * pg_proc_aclcheck and pg_namespace_aclcheck by object_aclcheck
+ */
 static inline AclResult
-okno_function_aclcheck(Oid function, Oid roleid)
+okno_object_aclcheck(Oid classid, Oid objectid, Oid roleid, AclMode mode)
 {
 #if PG_VERSION_NUM >= 160000
-	return object_aclcheck(ProcedureRelationId, function, roleid, ACL_EXECUTE);
+	return object_aclcheck(classid, objectid, roleid, mode);
 #else
-	return pg_proc_aclcheck(function, roleid, ACL_EXECUTE);
+	Assert(classid == ProcedureRelationId || classid == NamespaceRelationId);
+	if (classid == NamespaceRelationId)
+		return pg_namespace_aclcheck(objectid, roleid, mode);
+	return pg_proc_aclcheck(objectid, roleid, mode);
 #endif
 }
 
@@ -164,17 +170,6 @@ okno_lock_acquire_local(const LOCKTAG *tag, LOCKMODE mode, bool session,
 	return LockAcquireExtended(tag, mode, session, true, true, locallock, false);
 #else
 	return LockAcquireExtended(tag, mode, session, true, true, locallock);
-#endif
-}
-
-/* the same for USAGE on a schema (pg_namespace_aclcheck) */
-static inline AclResult
-okno_schema_aclcheck(Oid nsp, Oid roleid)
-{
-#if PG_VERSION_NUM >= 160000
-	return object_aclcheck(NamespaceRelationId, nsp, roleid, ACL_USAGE);
-#else
-	return pg_namespace_aclcheck(nsp, roleid, ACL_USAGE);
 #endif
 }
 

@@ -82,8 +82,7 @@ key_lookup_prepare(void)
 {
 	uint64		generation = okno_cache_generation();
 	KeyLookupInfo *k = &key_lookup;
-	AttrNumber	selected[6];
-	AttrNumber	inserted[6];
+	AttrNumber	columns[6];
 	MemoryContext oldcxt;
 
 	if (k->generation == generation && generation != 0)
@@ -115,23 +114,19 @@ key_lookup_prepare(void)
 		k->response_attno == InvalidAttrNumber)
 		return;
 
-	/* the columns the SELECT names */
-	selected[0] = k->fingerprint_attno;
-	selected[1] = k->version_attno;
-	selected[2] = k->response_attno;
-	selected[3] = k->actor_attno;
-	selected[4] = k->key_attno;
-	selected[5] = InvalidAttrNumber;
-	/* and those the create's INSERT names (sql_write.c, direct_tables.c) */
-	inserted[0] = k->actor_attno;
-	inserted[1] = k->key_attno;
-	inserted[2] = k->fingerprint_attno;
-	inserted[3] = k->version_attno;
-	inserted[4] = k->response_attno;
-	inserted[5] = InvalidAttrNumber;
+	/*
+	 * the columns the SELECT names, which are those the create's INSERT
+	 * names (sql_write.c, direct_tables.c)
+	 */
+	columns[0] = k->actor_attno;
+	columns[1] = k->key_attno;
+	columns[2] = k->fingerprint_attno;
+	columns[3] = k->version_attno;
+	columns[4] = k->response_attno;
+	columns[5] = InvalidAttrNumber;
 	oldcxt = MemoryContextSwitchTo(k->cxt);
-	okno_rt_add(&k->rt, k->relid, ACL_SELECT, selected, NULL);
-	okno_rt_add(&k->store_rt, k->relid, ACL_INSERT, NULL, inserted);
+	okno_rt_add(&k->rt, k->relid, ACL_SELECT, columns, NULL);
+	okno_rt_add(&k->store_rt, k->relid, ACL_INSERT, NULL, columns);
 	MemoryContextSwitchTo(oldcxt);
 	k->usable = true;
 }

@@ -88,10 +88,10 @@ check_privileges(Oid handler, Oid nsp)
 {
 	AclResult	acl;
 
-	acl = okno_schema_aclcheck(nsp, GetUserId());
+	acl = okno_object_aclcheck(NamespaceRelationId, nsp, GetUserId(), ACL_USAGE);
 	if (acl != ACLCHECK_OK)
 		aclcheck_error(acl, OBJECT_SCHEMA, get_namespace_name(nsp));
-	acl = okno_function_aclcheck(handler, GetUserId());
+	acl = okno_object_aclcheck(ProcedureRelationId, handler, GetUserId(), ACL_EXECUTE);
 	if (acl != ACLCHECK_OK)
 		aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(handler));
 }
