@@ -37,28 +37,103 @@ notice_receiver(void *arg, const PGresult *res)
 	relay_log("server: %s", one_line(PQresultErrorMessage(res)));
 }
 
+/* the connection's effective value of a connection option (NULL: none) */
+static char *
+conn_option(PGconn *c, const char *keyword)
+{
+	PQconninfoOption *opts = PQconninfo(c);
+	PQconninfoOption *o;
+	char	   *v = NULL;
+
+	for (o = opts; o != NULL && o->keyword != NULL; o++)
+		if (strcmp(o->keyword, keyword) == 0 && o->val != NULL)
+			v = relay_strdup(o->val);
+	PQconninfoFree(opts);
+	return v;
+}
+
+/*
+ * connect_timeout as libpq reads it: seconds, none when 0 or less (or
+ * unset), 2 at least.
+ */
+static double
+connect_timeout(PGconn *c)
+{
+	char	   *v = conn_option(c, "connect_timeout");
+	long		t = v != NULL ? strtol(v, NULL, 10) : 0;
+
+	free(v);
+	if (t <= 0)
+		return 0;
+	return t < 2 ? 2.0 : (double) t;
+}
+
+/* several hosts (or host addresses) to try in turn */
+static bool
+several_hosts(PGconn *c)
+{
+	char	   *host = conn_option(c, "host");
+	char	   *hostaddr = conn_option(c, "hostaddr");
+	bool		several = (host != NULL && strchr(host, ',') != NULL) ||
+		(hostaddr != NULL && strchr(hostaddr, ',') != NULL);
+
+	free(host);
+	free(hostaddr);
+	return several;
+}
+
 /*
  * Connect without blocking signals out: PQconnectStartParams and
- * PQconnectPoll, with the self-pipe in every poll().  NULL on failure
- * (message in errbuf) or when a stop signal came.
+ * PQconnectPoll, with the self-pipe in every poll(), for no longer than
+ * connect_timeout (which libpq leaves to the caller of PQconnectPoll).
+ * With several hosts, only libpq's own blocking connect moves on to the
+ * next host when one does not answer in connect_timeout: that is used
+ * instead, and a stop signal waits for it.  NULL on failure (message in
+ * errbuf) or when a stop signal came.
  */
 PGconn *
 open_connection(Relay *r, char *errbuf, size_t errlen)
 {
-	const char *keywords[4];
-	const char *values[4];
+	const char *keywords[10];
+	const char *values[10];
+	int			n = 0;
 	PGconn	   *c;
 	PostgresPollingStatusType ps = PGRES_POLLING_WRITING;
+	double		timeout;
+	double		deadline;
 
-	/* a later keyword wins: application_name in --dbname overrides ours */
-	keywords[0] = "application_name";
-	values[0] = APPLICATION_NAME;
-	keywords[1] = "client_encoding";
-	values[1] = "UTF8";
-	keywords[2] = "dbname";
-	values[2] = r->opts.dbname;
-	keywords[3] = NULL;
-	values[3] = NULL;
+	/*
+	 * A later keyword wins: the same keyword in --dbname overrides ours.
+	 * Over TCP, a server that stops answering without a reset (a primary
+	 * that lost power, a NAT or load balancer that forgot the flow) is
+	 * noticed in about a minute rather than the kernel's two hours:
+	 * keepalives after 30 s idle, then every 10 s, three unanswered end
+	 * the connection, and so does data unacknowledged for 60 s.  A
+	 * connection attempt gives up after 30 s (PGCONNECT_TIMEOUT wins).
+	 */
+	keywords[n] = "application_name";
+	values[n++] = APPLICATION_NAME;
+	keywords[n] = "client_encoding";
+	values[n++] = "UTF8";
+	keywords[n] = "keepalives";
+	values[n++] = "1";
+	keywords[n] = "keepalives_idle";
+	values[n++] = "30";
+	keywords[n] = "keepalives_interval";
+	values[n++] = "10";
+	keywords[n] = "keepalives_count";
+	values[n++] = "3";
+	keywords[n] = "tcp_user_timeout";
+	values[n++] = "60000";
+	if (getenv("PGCONNECT_TIMEOUT") == NULL)
+	{
+		keywords[n] = "connect_timeout";
+		values[n++] = "30";
+	}
+	keywords[n] = "dbname";
+	values[n++] = r->opts.dbname;
+	keywords[n] = NULL;
+	values[n] = NULL;
 
 	errbuf[0] = '\0';
 	c = PQconnectStartParams(keywords, values, 1);
@@ -67,6 +142,19 @@ open_connection(Relay *r, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "out of memory");
 		return NULL;
 	}
+	if (PQstatus(c) != CONNECTION_BAD && several_hosts(c))
+	{
+		PQfinish(c);
+		c = PQconnectdbParams(keywords, values, 1);
+		if (c == NULL)
+		{
+			snprintf(errbuf, errlen, "out of memory");
+			return NULL;
+		}
+		ps = PQstatus(c) == CONNECTION_OK ? PGRES_POLLING_OK : PGRES_POLLING_FAILED;
+	}
+	timeout = connect_timeout(c);
+	deadline = now_seconds() + timeout;
 	while (ps != PGRES_POLLING_OK && ps != PGRES_POLLING_FAILED)
 	{
 		struct pollfd pfd[2];
@@ -83,6 +171,12 @@ open_connection(Relay *r, char *errbuf, size_t errlen)
 			PQfinish(c);
 			return NULL;
 		}
+		if (timeout > 0 && now_seconds() >= deadline)
+		{
+			snprintf(errbuf, errlen, "no answer from the server within connect_timeout (%g s)", timeout);
+			PQfinish(c);
+			return NULL;
+		}
 		sock = PQsocket(c);
 		if (sock < 0)
 		{
@@ -95,7 +189,7 @@ open_connection(Relay *r, char *errbuf, size_t errlen)
 		pfd[1].fd = wakeup_fd();
 		pfd[1].events = POLLIN;
 		pfd[1].revents = 0;
-		rc = poll(pfd, 2, -1);
+		rc = poll(pfd, 2, timeout > 0 ? poll_timeout_ms(deadline - now_seconds()) : -1);
 		if (rc < 0 && errno != EINTR)
 			relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
 		drain_wakeups();
@@ -115,19 +209,32 @@ open_connection(Relay *r, char *errbuf, size_t errlen)
 
 /*
  * The connection is gone: connect again with backoff (0.1 s doubling to
- * 5 s) until it works or a stop signal comes.
+ * 5 s) until it works or a stop signal comes.  A connection lost again
+ * before a drain worked (a server that keeps ending it, a read-only one)
+ * is first followed by a pause, 0.1 s doubling to 5 s, so that the relay
+ * never spins.
  */
 void
 reconnect(Relay *r)
 {
 	double		delay = BACKOFF_MIN;
 	char		errbuf[1024];
+	int			i;
 
 	if (r->conn != NULL)
 	{
 		PQfinish(r->conn);
 		r->conn = NULL;
 	}
+	if (r->pace.lost_streak > 0)
+	{
+		double		pause = BACKOFF_MIN;
+
+		for (i = 1; i < r->pace.lost_streak && pause < BACKOFF_MAX; i++)
+			pause *= 2;
+		sleep_interruptible(pause < BACKOFF_MAX ? pause : BACKOFF_MAX);
+	}
+	r->pace.lost_streak++;
 	relay_log("reconnecting");
 	for (;;)
 	{
@@ -167,6 +274,8 @@ connect_at_start(Relay *r)
 {
 	char		errbuf[1024];
 	SqlStatus	st;
+	double		delay = BACKOFF_MIN;
+	int			attempt;
 
 	r->conn = open_connection(r, errbuf, sizeof(errbuf));
 	if (r->conn == NULL)
@@ -176,10 +285,19 @@ connect_at_start(Relay *r)
 		relay_fatal(EXIT_NO_CONNECTION, "cannot connect to the database: %s", errbuf);
 	}
 	st = setup_session(r);
+	/* a transient error (a cancel, a serialization failure ...): again, a few times */
+	for (attempt = 1; st == SQL_RETRY && attempt < START_ATTEMPTS && !stop_signal; attempt++)
+	{
+		sleep_interruptible(delay);
+		delay *= 2;
+		st = setup_session(r);
+	}
+	if (stop_signal)
+		exit(EXIT_DONE);
 	if (st == SQL_LOST)
 		relay_fatal(EXIT_NO_CONNECTION, "lost the connection to the database at start");
 	if (st == SQL_RETRY)
-		relay_fatal(EXIT_SERVER, "cannot set up the session");
+		relay_fatal(EXIT_SERVER, "cannot set up the session: gave up after %d attempts", START_ATTEMPTS);
 	if (r->opts.verbose)
 	{
 		if (r->opts.exec_command != NULL)
@@ -206,7 +324,7 @@ recover(Relay *r, SqlStatus st)
 		reconnect(r);
 		r->pace.woken = false;
 	}
-	else if (st == SQL_RETRY)
+	else if (st == SQL_RETRY || st == SQL_UNREADABLE)
 	{
 		sleep_interruptible(r->pace.retry_delay);
 		r->pace.retry_delay *= 2;

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * deliver.c
- *	  The recipients: standard output, and the --exec command with its
- *	  process group and timeout.
+ *	  The --exec recipient: the command with its process group, its
+ *	  environment and its timeout.
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -17,38 +17,140 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "relay.h"
 
+extern char **environ;
+
 /*
- * The line on stdout with write(2) (no stdio buffer to lose), complete
- * before we return, i.e. before the commit.
+ * Whether a kind follows okno_emit's rule (1 to 40 of a-z 0-9 _ - .,
+ * starting with a letter): only such a kind reaches the command's
+ * environment.  A kind written by a plain INSERT may hold anything (a
+ * newline, "$(...)"), and reaches the command only in the JSON line.
  */
-DeliveryOutcome
-deliver_stdout(const LineBuffer *line, char *why, size_t whylen)
+static bool
+kind_follows_rule(const char *kind)
 {
-	size_t		done = 0;
+	size_t		n;
 
-	while (done < line->len)
+	if (kind == NULL || !(kind[0] >= 'a' && kind[0] <= 'z'))
+		return false;
+	for (n = 0; kind[n] != '\0'; n++)
 	{
-		ssize_t		n = write(STDOUT_FILENO, line->data + done, line->len - done);
+		char		c = kind[n];
 
-		if (n > 0)
-			done += (size_t) n;
-		else if (n < 0 && errno == EINTR)
-			continue;
-		else
-		{
-			snprintf(why, whylen, "could not write to standard output: %s",
-					 n < 0 ? strerror(errno) : "nothing written");
-			return DELIVERY_OUTPUT_ERROR;
-		}
+		if (n >= 40 ||
+			!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			  c == '_' || c == '-' || c == '.'))
+			return false;
 	}
-	return DELIVERY_OK;
+	return true;
 }
+
+/*
+ * The command's environment: the relay's, without libpq's variables (PG*:
+ * PGPASSWORD, PGHOST ... are the relay's connection, not the command's),
+ * with the event's id and, when it follows okno's rule, its kind.  In the
+ * child, after fork (the parent has one thread).
+ */
+static void
+command_environment(const RelayEvent *ev)
+{
+	char	  **e;
+	char		name[256];
+
+	for (e = environ; *e != NULL;)
+	{
+		const char *eq = strchr(*e, '=');
+		size_t		len = eq != NULL ? (size_t) (eq - *e) : strlen(*e);
+
+		if (strncmp(*e, "PG", 2) == 0 && len < sizeof(name))
+		{
+			memcpy(name, *e, len);
+			name[len] = '\0';
+			if (unsetenv(name) != 0)
+				_exit(127);
+			e = environ;		/* the array changed: look again */
+			continue;
+		}
+		e++;
+	}
+	if (setenv("OKNO_EVENT_ID", ev->id, 1) != 0)
+		_exit(127);
+	if (kind_follows_rule(ev->kind) ? setenv("OKNO_EVENT_KIND", ev->kind, 1) != 0
+		: unsetenv("OKNO_EVENT_KIND") != 0)
+		_exit(127);
+}
+
+#ifdef __linux__
+/* the supervisor's SIGHUP: the relay died, and the command's group dies too */
+static void
+relay_died(int signo)
+{
+	(void) signo;
+	kill(0, SIGKILL);
+}
+
+/*
+ * Linux: a command must die with the relay, so that one orphaned by a
+ * kill -9 of the relay does not run on, past its timeout, beside the next
+ * relay's run of the same event.  PR_SET_PDEATHSIG would kill only the
+ * process the relay forked, /bin/sh, and not the command sh starts (dash
+ * does not exec the last command), so the process the relay forked stays
+ * as the command's supervisor: on the relay's death (SIGHUP, by
+ * PR_SET_PDEATHSIG) it kills the whole process group, the command's
+ * children included, and otherwise it waits for the command and ends as it
+ * ended, so the relay sees the command's exit status or signal.  Returns
+ * only in the command's process (fork's child), which does not inherit the
+ * death signal.  relay: the relay's pid; in: the line's pipe, whose ends
+ * the supervisor closes, so that the command sees the end of its input.
+ */
+static void
+supervise(pid_t relay, const int in[2])
+{
+	struct sigaction sa;
+	struct rlimit no_core = {0, 0};
+	pid_t		command;
+	int			status;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = relay_died;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGHUP, &sa, NULL) != 0 ||
+		prctl(PR_SET_PDEATHSIG, SIGHUP) != 0 || getppid() != relay)
+		_exit(127);
+	command = fork();
+	if (command < 0)
+		_exit(127);
+	if (command == 0)
+		return;					/* (exec resets SIGHUP's handler) */
+
+	close(STDIN_FILENO);
+	close(in[0]);
+	close(in[1]);
+	while (waitpid(command, &status, 0) < 0)
+		if (errno != EINTR)
+			_exit(127);
+	if (WIFEXITED(status))
+		_exit(WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+	{
+		/* the same signal, without a second core dump */
+		(void) setrlimit(RLIMIT_CORE, &no_core);
+		sa.sa_handler = SIG_DFL;
+		sigaction(WTERMSIG(status), &sa, NULL);
+		raise(WTERMSIG(status));
+	}
+	_exit(127);
+}
+#endif
 
 /*
  * Run --exec for one event: /bin/sh -c COMMAND in a process group of its
@@ -62,6 +164,7 @@ deliver_exec(Relay *r, const RelayEvent *ev, const LineBuffer *line, char *why, 
 {
 	int			in[2];
 	pid_t		pid;
+	pid_t		parent;
 	int			status = 0;
 	size_t		written = 0;
 	double		deadline;
@@ -75,10 +178,12 @@ deliver_exec(Relay *r, const RelayEvent *ev, const LineBuffer *line, char *why, 
 	set_fd_flags(in[0], true, false);
 	set_fd_flags(in[1], true, true);
 
+	parent = getpid();
 	pid = fork();
 	if (pid < 0)
 	{
-		snprintf(why, whylen, "could not fork: %s", strerror(errno));
+		snprintf(why, whylen, "could not start the command: fork failed: %s%s", strerror(errno),
+				 errno == EAGAIN ? " (too many processes: see relay/README.md on PID 1)" : "");
 		close(in[0]);
 		close(in[1]);
 		return DELIVERY_NOT_TRIED;
@@ -94,6 +199,7 @@ deliver_exec(Relay *r, const RelayEvent *ev, const LineBuffer *line, char *why, 
 		sa.sa_handler = SIG_DFL;
 		sigemptyset(&sa.sa_mask);
 		sigaction(SIGPIPE, &sa, NULL);
+		sigaction(SIGXFSZ, &sa, NULL);
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGCHLD, &sa, NULL);
@@ -101,9 +207,10 @@ deliver_exec(Relay *r, const RelayEvent *ev, const LineBuffer *line, char *why, 
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (dup2(in[0], STDIN_FILENO) < 0)
 			_exit(127);
-		if (setenv("OKNO_EVENT_ID", ev->id, 1) != 0 ||
-			setenv("OKNO_EVENT_KIND", ev->kind != NULL ? ev->kind : "", 1) != 0)
-			_exit(127);
+		command_environment(ev);
+#ifdef __linux__
+		supervise(parent, in);
+#endif
 		execl("/bin/sh", "sh", "-c", r->opts.exec_command, (char *) NULL);
 		_exit(127);
 	}
@@ -117,13 +224,19 @@ deliver_exec(Relay *r, const RelayEvent *ev, const LineBuffer *line, char *why, 
 	{
 		struct pollfd pfd[2];
 		int			npfd = 1;
-		pid_t		r;
+		pid_t		ended;
 		double		now;
 
-		r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
+		/*
+		 * the command, or an orphan of a command's: as PID 1 (a container)
+		 * every orphan is the relay's to reap
+		 */
+		ended = waitpid(-1, &status, WNOHANG);
+		if (ended == pid)
 			break;
-		if (r < 0 && errno != EINTR)
+		if (ended > 0)
+			continue;
+		if (ended < 0 && errno != EINTR)
 			relay_fatal(EXIT_SERVER, "waitpid failed: %s", strerror(errno));
 
 		now = now_seconds();

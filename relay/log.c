@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "relay.h"
 
@@ -24,10 +25,65 @@
  */
 static Relay *log_relay = NULL;
 
+/*
+ * a password given on the command line, as parsed and as written: never
+ * printed (options.c)
+ */
+#define MAX_SECRETS 4
+static char *log_secrets[MAX_SECRETS];
+static int	n_secrets = 0;
+
 void
 log_init(Relay *r)
 {
 	log_relay = r;
+}
+
+void
+log_hide(const char *secret)
+{
+	if (secret != NULL && secret[0] != '\0' && n_secrets < MAX_SECRETS)
+		log_secrets[n_secrets++] = relay_strdup(secret);
+}
+
+/* where the first secret in s is, and how long it is; NULL: none */
+static const char *
+find_secret(const char *s, size_t *len)
+{
+	const char *first = NULL;
+	const char *hit;
+	int			i;
+
+	for (i = 0; i < n_secrets; i++)
+		if ((hit = strstr(s, log_secrets[i])) != NULL && (first == NULL || hit < first))
+		{
+			first = hit;
+			*len = strlen(log_secrets[i]);
+		}
+	return first;
+}
+
+/* a message on stderr, "okno-relay: " first, the secret hidden */
+static void emit(const char *fmt, va_list ap) RELAY_PRINTF(1, 0);
+
+static void
+emit(const char *fmt, va_list ap)
+{
+	char		buf[4096];
+	const char *p = buf;
+	const char *hit;
+	size_t		len = 0;
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fputs("okno-relay: ", stderr);
+	while ((hit = find_secret(p, &len)) != NULL)
+	{
+		fwrite(p, 1, (size_t) (hit - p), stderr);
+		fputs("********", stderr);
+		p = hit + len;
+	}
+	fputs(p, stderr);
+	fputc('\n', stderr);
 }
 
 /*
@@ -45,11 +101,9 @@ relay_log(const char *fmt,...)
 		fputc('\n', stderr);
 		r->progress.on_line = false;
 	}
-	fputs("okno-relay: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	emit(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void
@@ -60,11 +114,9 @@ relay_fatal(int code, const char *fmt,...)
 
 	if (r->progress.on_line)
 		fputc('\n', stderr);
-	fputs("okno-relay: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	emit(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	if (r->conn != NULL)
 		PQfinish(r->conn);
 	exit(code);

@@ -80,6 +80,7 @@ main(int argc, char **argv)
 	relay.wait_mode = relay.opts.wait;
 	check_std_fds(&relay);
 	setup_signals();
+	output_start(&relay);
 	if (relay.opts.metrics_file != NULL && !metrics_at_every_exit(&relay))
 		relay_fatal(EXIT_SERVER, "atexit failed");
 	progress_start(&relay);
@@ -101,6 +102,8 @@ main(int argc, char **argv)
 			continue;
 		}
 		relay.pace.retry_delay = BACKOFF_MIN;
+		relay.pace.lost_streak = 0;
+		relay.pace.read_only = 0;
 		if (stop_signal || drained == relay.opts.batch)
 			continue;			/* a full batch or round: there may be more */
 		if (relay.opts.once)

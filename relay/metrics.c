@@ -62,8 +62,15 @@ observe_lag(Relay *r, const char *event_id)
 		ms = ms * 16 + (unsigned long long) d;
 	}
 	lag = unix_seconds() - (double) ms / 1000.0;
+	/*
+	 * an id of a time more than a minute ahead or ten years back is not a
+	 * writer's clock but a forged id (a plain INSERT may write any): not
+	 * observed; within a minute ahead, the clocks are apart: 0
+	 */
+	if (lag < -LAG_FUTURE_SLACK || lag > LAG_PAST_LIMIT)
+		return;
 	if (lag < 0)
-		lag = 0;				/* clocks apart */
+		lag = 0;
 	for (i = 0; i < LAG_BUCKETS && lag > lag_bounds[i]; i++)
 		;
 	r->metrics.in_flight.lag_buckets[i]++;

@@ -10,6 +10,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -50,6 +51,9 @@ usage(void)
 		   "  -t, --exec-timeout=SECS    a command still running after SECS is killed (its\n"
 		   "                             process group, SIGKILL) and counts as a failure\n"
 		   "                             (default %g)\n"
+		   "      --statement-timeout=SECS  a statement the server has not answered after\n"
+		   "                             SECS is cancelled, and the connection taken for lost\n"
+		   "                             5 s later (default %g; okno_wait: --poll plus %g)\n"
 		   "      --once                 drain until nothing is due, then exit\n"
 		   "  -p, --poll=SECS            look for due events at least every SECS (default %g;\n"
 		   "                             with --wait=server, the longest okno_wait, 60 by\n"
@@ -84,7 +88,8 @@ usage(void)
 		   "  2  cannot connect at start\n"
 		   "  3  okno is not installed, or an unexpected server (or internal) error\n"
 		   "  4  standard output could not be written\n",
-		   MAX_BATCH, DEFAULT_BATCH, DEFAULT_EXEC_TIMEOUT, DEFAULT_POLL);
+		   MAX_BATCH, DEFAULT_BATCH, DEFAULT_EXEC_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT,
+		   WAIT_GRACE, DEFAULT_POLL);
 }
 
 static void
@@ -114,19 +119,116 @@ parse_int(const char *option, const char *value, int min, int max)
 	return (int) v;
 }
 
+/*
+ * Seconds: decimal digits with an optional fraction ("0.5", "30"), from
+ * MIN_SECONDS (1 ms) to MAX_SECONDS; strtod alone would take "0x10" for
+ * 16 and "1e-9" for a nanosecond.
+ */
 static double
 parse_seconds(const char *option, const char *value)
 {
+	const char *p = value;
 	char	   *end;
 	double		v;
 
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (*p == '.' && (p > value || (p[1] >= '0' && p[1] <= '9')))
+	{
+		p++;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
 	errno = 0;
 	v = strtod(value, &end);
-	/* !(v > 0) also rejects NaN */
-	if (errno != 0 || end == value || *end != '\0' || !(v > 0) || v > MAX_SECONDS)
-		usage_error("invalid value \"%s\" for %s: a number of seconds greater than 0 is needed",
-					value, option);
+	if (p == value || *p != '\0' || end != p || errno != 0 ||
+		v < MIN_SECONDS || v > MAX_SECONDS)
+		usage_error("invalid value \"%s\" for %s: a number of seconds from %g to %g is needed, such as 0.5",
+					value, option, MIN_SECONDS, MAX_SECONDS);
 	return v;
+}
+
+/* overwrite the characters from p to end (exclusive) with 'x' */
+static void
+blot(char *p, const char *end)
+{
+	while (p < end)
+		*p++ = 'x';
+}
+
+/*
+ * The password in a connection string or URI given on the command line:
+ * kept (log.c hides it in every message, libpq's included) and overwritten
+ * in argv, so that ps and /proc/PID/cmdline do not show it: a key=value's
+ * value (quoted or not; a URI's query parameter alike) and a URI's
+ * user:password@.  A password
+ * belongs in ~/.pgpass or PGPASSFILE (relay/README.md).
+ */
+static void
+hide_password(char *conninfo)
+{
+	PQconninfoOption *parsed = PQconninfoParse(conninfo, NULL);
+	PQconninfoOption *o;
+	char	   *p;
+	char	   *q;
+
+	for (o = parsed; o != NULL && o->keyword != NULL; o++)
+		if (strcmp(o->keyword, "password") == 0 && o->val != NULL && o->val[0] != '\0')
+			log_hide(o->val);
+	PQconninfoFree(parsed);
+
+	/* password = value, password='quoted \' value', ?password=value& */
+	for (p = conninfo; (p = strstr(p, "password")) != NULL;)
+	{
+		q = p + strlen("password");
+		while (isspace((unsigned char) *q))
+			q++;
+		if (*q++ != '=')
+		{
+			p += strlen("password");
+			continue;
+		}
+		while (isspace((unsigned char) *q))
+			q++;
+		p = q;
+		if (*q == '\'')
+		{
+			for (q++; *q != '\0' && *q != '\''; q++)
+				if (*q == '\\' && q[1] != '\0')
+					q++;
+			blot(p + 1, q);
+		}
+		else
+		{
+			for (; *q != '\0' && !isspace((unsigned char) *q) && *q != '&'; q++)
+				if (*q == '\\' && q[1] != '\0')
+					q++;
+			blot(p, q);
+		}
+		p = q;
+	}
+
+	/*
+	 * postgresql://user:password@host: as written (percent-encoded), in the
+	 * authority alone (before the path's or the query's first / or ?)
+	 */
+	if ((p = strstr(conninfo, "://")) != NULL)
+	{
+		size_t		authority = strcspn(p + 3, "/?");
+		char	   *at = memchr(p + 3, '@', authority);
+		char	   *colon = memchr(p + 3, ':', authority);
+
+		if (at != NULL && colon != NULL && colon < at && at - colon > 1)
+		{
+			char	   *raw = relay_malloc((size_t) (at - colon));
+
+			memcpy(raw, colon + 1, (size_t) (at - colon - 1));
+			raw[at - colon - 1] = '\0';
+			log_hide(raw);
+			free(raw);
+			blot(colon + 1, at);
+		}
+	}
 }
 
 void
@@ -138,6 +240,7 @@ parse_options(RelayOptions *opts, int argc, char **argv)
 		{"batch", required_argument, NULL, 'b'},
 		{"exec", required_argument, NULL, 'e'},
 		{"exec-timeout", required_argument, NULL, 't'},
+		{"statement-timeout", required_argument, NULL, 'T'},
 		{"once", no_argument, NULL, 'o'},
 		{"poll", required_argument, NULL, 'p'},
 		{"verbose", no_argument, NULL, 'v'},
@@ -152,6 +255,7 @@ parse_options(RelayOptions *opts, int argc, char **argv)
 	memset(opts, 0, sizeof(*opts));
 	opts->batch = DEFAULT_BATCH;
 	opts->exec_timeout = DEFAULT_EXEC_TIMEOUT;
+	opts->statement_timeout = DEFAULT_STATEMENT_TIMEOUT;
 	opts->poll = DEFAULT_POLL;
 	opts->wait = WAIT_SERVER;
 
@@ -161,7 +265,8 @@ parse_options(RelayOptions *opts, int argc, char **argv)
 		switch (c)
 		{
 			case 'd':
-				opts->dbname = optarg;
+				opts->dbname = relay_strdup(optarg);
+				hide_password(optarg);
 				break;
 			case 's':
 				if (optarg[0] == '\0')
@@ -178,6 +283,9 @@ parse_options(RelayOptions *opts, int argc, char **argv)
 				break;
 			case 't':
 				opts->exec_timeout = parse_seconds("--exec-timeout", optarg);
+				break;
+			case 'T':
+				opts->statement_timeout = parse_seconds("--statement-timeout", optarg);
 				break;
 			case 'o':
 				opts->once = true;
@@ -217,6 +325,19 @@ parse_options(RelayOptions *opts, int argc, char **argv)
 			case ':':
 				usage_error("option %s needs a value", argv[optind - 1]);
 			default:
+				/* (--help=x: getopt names the option by its short letter) */
+				if (strncmp(argv[optind - 1], "--", 2) == 0)
+				{
+					const char *arg = argv[optind - 1] + 2;
+					const char *eq = strchr(arg, '=');
+					const struct option *o;
+
+					for (o = long_options; eq != NULL && o->name != NULL; o++)
+						if (o->has_arg == no_argument && strlen(o->name) == (size_t) (eq - arg) &&
+							strncmp(o->name, arg, (size_t) (eq - arg)) == 0)
+							usage_error("option --%s takes no value: %s", o->name, argv[optind - 1]);
+					usage_error("unknown option %s", argv[optind - 1]);
+				}
 				if (optopt != 0)
 					usage_error("unknown option -%c", optopt);
 				usage_error("unknown option %s", argv[optind - 1]);

@@ -11,6 +11,7 @@
  *	log.c		messages on stderr, fatal exits
  *	util.c		memory, clocks, poll() timeouts, the growable buffer
  *	signals.c	signal handlers, the self-pipe, interruptible sleep
+ *	statement.c	running one statement with a deadline
  *	result.c	judging a result: fine, retry, lost connection, or fatal
  *	connect.c	connecting, reconnecting, backing off
  *	session.c	a fresh connection's set-up: okno's schema and functions,
@@ -19,7 +20,10 @@
  *	batch.c		the delivery transaction: drain, deliver, record
  *				failures, release, commit
  *	json.c		the JSON line of an event
- *	deliver.c	the recipients: standard output and --exec
+ *	output.c	standard output as the recipient: whole lines, synced
+ *				before the commit on a file, locked on a pipe
+ *	deliver.c	the --exec recipient: its process, environment and
+ *				timeout
  *	progress.c	the progress line on stderr
  *	metrics.c	--metrics-file: counters, the lag histogram, the file,
  *				written at exit too
@@ -70,15 +74,23 @@
 #define POLL_FIRST			0.01	/* first wait after a drain that found events */
 #define DEFAULT_EXEC_TIMEOUT 30.0
 #define MAX_SECONDS			1000000.0
+#define MIN_SECONDS			0.001
 #define BACKOFF_MIN			0.1 /* reconnect / retry backoff, seconds */
 #define BACKOFF_MAX			5.0
+#define START_ATTEMPTS		5	/* a transient error at start: tries in all */
 #define MAX_RETRY_TIMES		10000	/* failed events whose retry we wait for */
+#define LOST_LIMIT			3	/* delivery transactions of an event lost in a
+								 * row before it is charged a failed attempt */
 #define NOTIFY_CHANNEL		"okno_outbox"
 #define APPLICATION_NAME	"okno-relay"
-#define CANCEL_GRACE		5.0 /* seconds for a cancelled okno_wait to end */
+#define CANCEL_GRACE		5.0 /* seconds for a cancelled statement to end */
+#define DEFAULT_STATEMENT_TIMEOUT 60.0	/* a statement unanswered this long is cancelled */
+#define WAIT_GRACE			10.0	/* okno_wait: its timeout plus this, then cancelled */
 #define EMPTY_WAKE_PAUSE_MAX 1.0	/* the longest pause after wakes that found nothing */
 #define METRICS_INTERVAL	1.0 /* --metrics-file: at most once a second */
 #define LAG_BUCKETS			15	/* okno_relay_delivery_lag_seconds, +Inf aside */
+#define LAG_FUTURE_SLACK	60.0	/* an id's time ahead of the relay's clock: 0 lag */
+#define LAG_PAST_LIMIT		(10 * 365.25 * 86400.0) /* an id older: forged, not observed */
 
 /* how the relay waits between batches (--wait) */
 typedef enum WaitMode
@@ -96,6 +108,7 @@ typedef struct RelayOptions
 	int			batch;
 	const char *exec_command;	/* NULL: JSON lines on stdout */
 	double		exec_timeout;
+	double		statement_timeout;	/* the server's answer to a statement */
 	bool		once;
 	double		poll;
 	bool		poll_set;		/* --poll was given */
@@ -128,16 +141,37 @@ typedef enum DeliveryOutcome
 	DELIVERY_OK,				/* delivered */
 	DELIVERY_FAILED,			/* refused: okno_record_failure() */
 	DELIVERY_NOT_TRIED,			/* the relay could not hand it over: release */
-	DELIVERY_OUTPUT_ERROR		/* standard output is gone */
+	DELIVERY_OUTPUT_ERROR,		/* standard output is gone */
+	DELIVERY_STOPPED			/* a stop signal came while standard output
+								 * would not take the line: release */
 } DeliveryOutcome;
+
+/* standard output as the recipient (output.c) */
+typedef struct RelayOutput
+{
+	bool		regular;		/* a regular file: synced before each commit */
+	bool		lock;			/* not one: a record lock around each line */
+	bool		unsynced;		/* lines written since the last sync */
+} RelayOutput;
 
 /* how a statement went */
 typedef enum SqlStatus
 {
 	SQL_OK,
 	SQL_LOST,					/* the connection is gone: reconnect */
-	SQL_RETRY					/* a transient error: roll back, back off */
+	SQL_RETRY,					/* a transient error: roll back, back off */
+	SQL_UNREADABLE				/* the server is fine but its answer could not
+								 * be read: a value with no UTF-8 form, or
+								 * libpq out of memory (Relay.unreadable) */
 } SqlStatus;
+
+/* why the last answer was SQL_UNREADABLE (result.c) */
+typedef struct RelayUnreadable
+{
+	bool		encoding;		/* no UTF-8 form (22P05, 22021); else libpq's
+								 * own error, out of memory most likely */
+	char		why[600];
+} RelayUnreadable;
 
 /*
  * What delivery transactions did, for --metrics-file: the open one's in
@@ -182,10 +216,24 @@ typedef struct RelayMetrics
 	bool		failing;		/* the last write failed (logged) */
 } RelayMetrics;
 
+/*
+ * Events whose delivery transaction was lost (the connection ended before
+ * its COMMIT): each with how many times in a row, forgotten when a
+ * delivery transaction with events commits (batch.c)
+ */
+typedef struct LostEvents
+{
+	char		(*ids)[40];
+	int		   *times;
+	int			n;
+} LostEvents;
+
 /* the pace of the main loop (main.c, wait.c, connect.c) */
 typedef struct RelayPace
 {
 	double		retry_delay;	/* the next back-off after SQL_RETRY */
+	int			lost_streak;	/* connections lost since a drain worked */
+	int			read_only;		/* read-only servers met since a drain worked */
 	double		idle_wait;		/* listen and poll: the next idle wait */
 	bool		woken;			/* the last okno_wait said an event may be due */
 	int			empty_wakes;	/* ... and the drain after it found none */
@@ -199,15 +247,19 @@ typedef struct Relay
 
 	/* the statements, built by setup_session for the connection's okno */
 	char	   *sql_drain;		/* BEGIN and the drain, one round trip */
+	char	   *sql_drain_ids;	/* ... of one event's id and attempts */
+	char	   *sql_event;		/* an event's kind and payload, by id */
 	char	   *sql_record_failure;
 	char	   *sql_release;
 	char	   *sql_wait;		/* CALL okno_wait(--poll in ms) */
+	double		wait_seconds;	/* ... that many seconds */
 
 	/* the wait in effect: --wait, but server falls back to listen without okno_wait */
 	WaitMode	wait_mode;
 
 	/* the server sent FATAL outside a query: the connection is about to end */
 	bool		server_closing;
+	RelayUnreadable unreadable;
 
 	/* monotonic times at which events we saw fail become due again */
 	double	   *retry_times;
@@ -215,7 +267,9 @@ typedef struct Relay
 
 	bool		wait_timeout_logged;	/* okno_wait ended early: said once */
 	LineBuffer	line;			/* the JSON line of the event in hand */
+	RelayOutput output;
 
+	LostEvents	lost;
 	RelayPace	pace;
 	RelayProgress progress;
 	RelayMetrics metrics;
@@ -226,6 +280,7 @@ extern void parse_options(RelayOptions *opts, int argc, char **argv);
 
 /* log.c */
 extern void log_init(Relay *r);
+extern void log_hide(const char *secret);
 extern void relay_log(const char *fmt,...) RELAY_PRINTF(1, 2);
 extern void relay_fatal(int code, const char *fmt,...) RELAY_PRINTF(2, 3) RELAY_NORETURN;
 extern const char *one_line(const char *msg);
@@ -247,10 +302,20 @@ extern void check_std_fds(Relay *r);
 extern void set_fd_flags(int fd, bool cloexec, bool nonblock);
 extern int	wakeup_fd(void);
 extern void drain_wakeups(void);
+extern void reap_orphans(void);
 extern void sleep_interruptible(double seconds);
+
+/* statement.c */
+extern void send_cancel(Relay *r, const char *what);
+extern bool poll_server(Relay *r, const char *what, int timeout_ms);
+extern bool await_answer(Relay *r, const char *what, double timeout, bool cancel_on_stop);
+extern PGresult *run_statement(Relay *r, const char *sql, int nparams,
+							   const char *const *params, const char *what);
 
 /* result.c */
 extern SqlStatus check_result(Relay *r, PGresult *res, ExecStatusType want, const char *what);
+extern SqlStatus check_answer(Relay *r, PGresult *res, ExecStatusType want, const char *what,
+							  bool may_be_unreadable);
 
 /* connect.c */
 extern PGconn *open_connection(Relay *r, char *errbuf, size_t errlen);
@@ -273,8 +338,13 @@ extern SqlStatus drain_due(Relay *r, int *drained);
 /* json.c */
 extern void build_line(LineBuffer *buf, const RelayEvent *ev);
 
+/* output.c */
+extern void output_start(Relay *r);
+extern DeliveryOutcome output_line(Relay *r, const char *data, size_t len,
+								   char *why, size_t whylen);
+extern bool output_sync(Relay *r, char *why, size_t whylen);
+
 /* deliver.c */
-extern DeliveryOutcome deliver_stdout(const LineBuffer *line, char *why, size_t whylen);
 extern DeliveryOutcome deliver_exec(Relay *r, const RelayEvent *ev, const LineBuffer *line,
 									char *why, size_t whylen);
 

@@ -16,14 +16,42 @@
 
 #include "relay.h"
 
+/* SQL_UNREADABLE, with what made it so in r->unreadable */
+static SqlStatus
+unreadable(Relay *r, PGresult *res, const char *msg, const char *state)
+{
+	r->unreadable.encoding = (state != NULL);
+	if (state != NULL)
+		snprintf(r->unreadable.why, sizeof(r->unreadable.why), "%s (SQLSTATE %s)", msg, state);
+	else
+		snprintf(r->unreadable.why, sizeof(r->unreadable.why), "%s", msg);
+	PQclear(res);
+	return SQL_UNREADABLE;
+}
+
 /*
- * Judge a result; frees it unless it is SQL_OK.  A lost connection and a
- * transient error (serialization failure, deadlock, cancel, read-only,
- * out of resources) are the caller's to handle; anything else is fatal
- * (exit 3).
+ * Judge a result; frees it unless it is SQL_OK.  A lost connection (and
+ * a read-only server: another connection may find the primary) and a
+ * transient error (serialization failure, deadlock, cancel, out of
+ * resources) are the caller's to handle; anything else is fatal (exit 3).
  */
 SqlStatus
 check_result(Relay *r, PGresult *res, ExecStatusType want, const char *what)
+{
+	return check_answer(r, res, want, what, false);
+}
+
+/*
+ * check_result, and with may_be_unreadable SQL_UNREADABLE for an answer
+ * the relay could not read, the server being fine: a value with no UTF-8
+ * form (in a database of another encoding), or an error of libpq's own
+ * with the connection up and in a known state ("out of memory for query
+ * result").  Only the statements that read events ask for it: their
+ * callers take the events one at a time (batch.c).
+ */
+SqlStatus
+check_answer(Relay *r, PGresult *res, ExecStatusType want, const char *what,
+			 bool may_be_unreadable)
 {
 	const char *state;
 	const char *msg;
@@ -40,6 +68,17 @@ check_result(Relay *r, PGresult *res, ExecStatusType want, const char *what)
 		msg = PQerrorMessage(r->conn);
 	snprintf(buf, sizeof(buf), "%s", one_line(msg));
 
+	if (may_be_unreadable && state != NULL &&
+		(strcmp(state, "22P05") == 0 || strcmp(state, "22021") == 0))
+		return unreadable(r, res, buf, state);
+	if (may_be_unreadable && state == NULL && res != NULL &&
+		PQresultStatus(res) == PGRES_FATAL_ERROR &&
+		PQstatus(r->conn) == CONNECTION_OK && !r->server_closing &&
+		(PQtransactionStatus(r->conn) == PQTRANS_IDLE ||
+		 PQtransactionStatus(r->conn) == PQTRANS_INTRANS ||
+		 PQtransactionStatus(r->conn) == PQTRANS_INERROR))
+		return unreadable(r, res, buf, NULL);
+
 	if (PQstatus(r->conn) == CONNECTION_BAD ||
 		(state == NULL && (res == NULL || PQresultStatus(res) == PGRES_FATAL_ERROR)) ||
 		(state != NULL && (strncmp(state, "08", 2) == 0 || strncmp(state, "57P0", 4) == 0)))
@@ -48,12 +87,28 @@ check_result(Relay *r, PGresult *res, ExecStatusType want, const char *what)
 		PQclear(res);
 		return SQL_LOST;
 	}
+	if (state != NULL && strcmp(state, "25006") == 0)
+	{
+		/*
+		 * A read-only server (a standby after a failover,
+		 * default_transaction_read_only): not on this connection, ever;
+		 * connect again, so that a --dbname of several hosts with
+		 * target_session_attrs=read-write finds the primary.  --once gives
+		 * up when the new connection is read-only too.
+		 */
+		relay_log("%s failed: the server is read-only (SQLSTATE 25006): connecting again"
+				  " (a --dbname with several hosts and target_session_attrs=read-write finds the primary)",
+				  what);
+		PQclear(res);
+		if (r->opts.once && ++r->pace.read_only >= 2)
+			relay_fatal(EXIT_SERVER, "the server is still read-only after connecting again: nothing can be delivered");
+		return SQL_LOST;
+	}
 	if (state != NULL &&
 		(strncmp(state, "40", 2) == 0 ||	/* serialization, deadlock */
 		 strncmp(state, "53", 2) == 0 ||	/* insufficient resources */
 		 strcmp(state, "57014") == 0 || /* query canceled */
-		 strcmp(state, "55P03") == 0 || /* lock not available */
-		 strcmp(state, "25006") == 0))	/* read-only transaction */
+		 strcmp(state, "55P03") == 0))	/* lock not available */
 	{
 		relay_log("%s failed, will retry: %s (SQLSTATE %s)", what, buf, state);
 		PQclear(res);

@@ -39,10 +39,14 @@ static void build_wait_statement(Relay *r, const char *quoted);
  * set_config('search_path', 'pg_catalog', false) here made every
  * client's unqualified okno_create_booking() fail on the connections
  * the relay had used.  So every statement names the schema of every
- * function, operator and type it uses (pg_catalog's included), and the
- * delivery transactions pin search_path with SET LOCAL, which ends with
- * them (sql_drain).  application_name and client_encoding are startup
- * parameters, which a pooler tracks per client.
+ * function, operator and type it uses (pg_catalog's included), so that
+ * the session's search_path, whatever it is, changes nothing of the
+ * relay's own statements: it is left as the role's settings make it for
+ * the owner's triggers on outbox, which fire as for any other writer.  The
+ * delivery transactions turn off the timeouts that would cut them short
+ * with SET LOCAL, which ends with them (sql_drain).  application_name and
+ * client_encoding are startup parameters, which a pooler tracks per
+ * client.
  */
 SqlStatus
 setup_session(Relay *r)
@@ -71,7 +75,7 @@ setup_session(Relay *r)
 
 	if (st != SQL_OK || r->opts.once || r->wait_mode != WAIT_LISTEN)
 		return st;
-	return check_result(r, PQexec(r->conn, "LISTEN " NOTIFY_CHANNEL),
+	return check_result(r, run_statement(r, "LISTEN " NOTIFY_CHANNEL, 0, NULL, "LISTEN"),
 						PGRES_COMMAND_OK, "LISTEN");
 }
 
@@ -87,10 +91,11 @@ find_schema(Relay *r, char **schema)
 		*schema = relay_strdup(r->opts.schema);
 		return SQL_OK;
 	}
-	res = PQexec(r->conn,
-				 "SELECT n.nspname FROM pg_catalog.pg_extension e"
-				 " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
-				 " WHERE e.extname OPERATOR(pg_catalog.=) 'okno'");
+	res = run_statement(r,
+						"SELECT n.nspname FROM pg_catalog.pg_extension e"
+						" JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
+						" WHERE e.extname OPERATOR(pg_catalog.=) 'okno'",
+						0, NULL, "looking up okno's schema");
 	if ((st = check_result(r, res, PGRES_TUPLES_OK, "looking up okno's schema")) != SQL_OK)
 		return st;
 	if (PQntuples(res) != 1)
@@ -152,8 +157,8 @@ check_functions(Relay *r, const char *schema, const char *quoted)
 		snprintf(signature, sizeof(signature), "%s.%s", quoted,
 				 r->opts.subscriber != NULL ? subscriber_signatures[i] : signatures[i]);
 		param[0] = signature;
-		res = PQexecParams(r->conn, "SELECT pg_catalog.to_regprocedure($1) IS NOT NULL",
-						   1, NULL, param, NULL, NULL, 0);
+		res = run_statement(r, "SELECT pg_catalog.to_regprocedure($1) IS NOT NULL",
+							1, param, "looking up okno's functions");
 		if ((st = check_result(r, res, PGRES_TUPLES_OK, "looking up okno's functions")) != SQL_OK)
 			return st;
 		if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), "t") != 0)
@@ -200,14 +205,43 @@ build_statements(Relay *r, const char *quoted)
 	size_t		len;
 
 	free(r->sql_drain);
+	free(r->sql_drain_ids);
+	free(r->sql_event);
 	free(r->sql_record_failure);
 	free(r->sql_release);
-	len = strlen(quoted) + strlen(subscriber) + 250;
+	/*
+	 * The delivery transaction lasts as long as its recipient takes (a slow
+	 * reader, a command up to --exec-timeout): a session's
+	 * idle_in_transaction_session_timeout, or PostgreSQL 17's
+	 * transaction_timeout, shorter than that would end the session and the
+	 * transaction with it, and the event would be handed out again and
+	 * again.  So they are off for the transaction (SET LOCAL: nothing of it
+	 * stays in the session, which a pooler may lend to someone else).
+	 */
+	len = strlen(quoted) + strlen(subscriber) + 300;
 	r->sql_drain = relay_malloc(len);
 	snprintf(r->sql_drain, len,
-			 "BEGIN; SET LOCAL search_path = pg_catalog;"
+			 "BEGIN; SET LOCAL idle_in_transaction_session_timeout = 0;%s"
 			 " SELECT event_id, kind, payload, attempts FROM %s.okno_drain(%d%s)",
+			 PQserverVersion(r->conn) >= 170000 ? " SET LOCAL transaction_timeout = 0;" : "",
 			 quoted, r->opts.exec_command != NULL ? 1 : r->opts.batch, subscriber);
+
+	/*
+	 * The careful transaction (batch.c): one event's id and attempts, then
+	 * its kind and payload read by id from outbox (a subscriber's events
+	 * are outbox's too), so that reading them may fail alone.
+	 */
+	r->sql_drain_ids = relay_malloc(len);
+	snprintf(r->sql_drain_ids, len,
+			 "BEGIN; SET LOCAL idle_in_transaction_session_timeout = 0;%s"
+			 " SELECT event_id, attempts FROM %s.okno_drain(1%s)",
+			 PQserverVersion(r->conn) >= 170000 ? " SET LOCAL transaction_timeout = 0;" : "",
+			 quoted, subscriber);
+	r->sql_event = relay_malloc(len);
+	snprintf(r->sql_event, len,
+			 "SELECT o.kind::pg_catalog.text, o.payload FROM %s.outbox AS o"
+			 " WHERE o.id OPERATOR(pg_catalog.=) $1::pg_catalog.uuid",
+			 quoted);
 	len = strlen(quoted) + strlen(subscriber) + 300;
 	r->sql_record_failure = relay_malloc(len);
 	snprintf(r->sql_record_failure, len,
@@ -255,7 +289,7 @@ choose_wait(Relay *r, const char *schema, const char *quoted)
 	params[2] = delivery;
 	params[3] = subscribers;
 	params[4] = r->opts.subscriber != NULL ? "t" : "f";
-	res = PQexecParams(r->conn,
+	res = run_statement(r,
 					   "SELECT CASE WHEN pg_catalog.to_regprocedure($1) IS NULL THEN 'missing'"
 					   " WHEN NOT pg_catalog.has_function_privilege(pg_catalog.to_regprocedure($1), 'EXECUTE')"
 					   "   OR CASE WHEN $5::pg_catalog.bool"
@@ -265,7 +299,7 @@ choose_wait(Relay *r, const char *schema, const char *quoted)
 					   "      ELSE NOT pg_catalog.has_column_privilege($2, 'xmax', 'SELECT') END"
 					   "   THEN 'denied'"
 					   " ELSE 'ok' END",
-					   5, NULL, params, NULL, NULL, 0);
+					   5, params, "looking up okno_wait");
 	if ((st = check_result(r, res, PGRES_TUPLES_OK, "looking up okno_wait")) != SQL_OK)
 		return st;
 	how = (PQntuples(res) == 1) ? PQgetvalue(res, 0, 0) : "missing";
@@ -304,5 +338,6 @@ build_wait_statement(Relay *r, const char *quoted)
 	r->sql_wait = relay_malloc(len);
 	snprintf(r->sql_wait, len, "CALL %s.okno_wait(%.0f%s)",
 			 quoted, wait_ms < 1.0 ? 1.0 : wait_ms, wait_args);
+	r->wait_seconds = (wait_ms < 1.0 ? 1.0 : wait_ms) / 1000.0;
 	free(wait_args);
 }

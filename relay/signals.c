@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "relay.h"
@@ -112,11 +113,14 @@ setup_signals(void)
 	if (sigaction(SIGCHLD, &sa, NULL) != 0)
 		relay_fatal(EXIT_SERVER, "sigaction failed: %s", strerror(errno));
 
-	/* a reader that went away is a write error (EPIPE), not a death */
+	/*
+	 * A reader that went away is a write error (EPIPE), not a death; so is
+	 * a file that RLIMIT_FSIZE lets grow no more (EFBIG)
+	 */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGPIPE, &sa, NULL) != 0)
+	if (sigaction(SIGPIPE, &sa, NULL) != 0 || sigaction(SIGXFSZ, &sa, NULL) != 0)
 		relay_fatal(EXIT_SERVER, "sigaction failed: %s", strerror(errno));
 }
 
@@ -136,6 +140,19 @@ drain_wakeups(void)
 		;
 }
 
+/*
+ * Reap the processes that ended and that nobody waits for: orphans of the
+ * commands' (a command's background children), which are the relay's
+ * when it runs as PID 1 (a container without an init) or is a subreaper.
+ * Never while a command runs: deliver_exec reaps then (waitpid(-1)).
+ */
+void
+reap_orphans(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
 /* sleep, but not past a SIGINT or SIGTERM */
 void
 sleep_interruptible(double seconds)
@@ -152,5 +169,6 @@ sleep_interruptible(double seconds)
 		if (poll(&pfd, 1, poll_timeout_ms(left)) < 0 && errno != EINTR)
 			relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
 		drain_wakeups();
+		reap_orphans();
 	}
 }

@@ -51,32 +51,6 @@ add_retry_time(Relay *r, double when)
 }
 
 /*
- * One poll() on the server's socket and the self-pipe, for timeout_ms (-1:
- * no limit); false (logged) if the connection has no socket any more.
- */
-static bool
-poll_server(Relay *r, const char *what, int timeout_ms)
-{
-	struct pollfd pfd[2];
-
-	pfd[0].fd = PQsocket(r->conn);
-	if (pfd[0].fd < 0)
-	{
-		relay_log("lost the connection to the server (%s): no socket", what);
-		return false;
-	}
-	pfd[0].events = POLLIN;
-	pfd[0].revents = 0;
-	pfd[1].fd = wakeup_fd();
-	pfd[1].events = POLLIN;
-	pfd[1].revents = 0;
-	if (poll(pfd, 2, timeout_ms) < 0 && errno != EINTR)
-		relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
-	drain_wakeups();
-	return true;
-}
-
-/*
  * Idle: wait for a notification from another session, for the retry time
  * of an event we saw fail, for the given number of seconds, or for a stop
  * signal.  False if the connection was lost.
@@ -134,22 +108,6 @@ wait_for_work(Relay *r, double seconds)
 }
 
 /*
- * Ask the server to cancel the statement in progress (okno_wait).
- */
-static void
-send_cancel(Relay *r)
-{
-	PGcancel   *cancel = PQgetCancel(r->conn);
-	char		errbuf[256];
-
-	if (cancel == NULL)
-		return;
-	if (!PQcancel(cancel, errbuf, sizeof(errbuf)))
-		relay_log("could not cancel okno_wait: %s", one_line(errbuf));
-	PQfreeCancel(cancel);
-}
-
-/*
  * --wait=server, idle: CALL okno_wait(--poll in ms), sent with
  * PQsendQuery, and poll() on the connection and the self-pipe until it
  * returns.  *woken is okno_wait's answer: an event may be due (a commit
@@ -157,16 +115,16 @@ send_cancel(Relay *r)
  * timeout.  The server ends the wait at lock_timeout (55P03) or
  * statement_timeout (57014) if one is shorter: a timeout too.  A stop
  * signal cancels it; the relay waits up to CANCEL_GRACE seconds for the
- * answer.  Other errors go through check_result (a lost connection:
- * SQL_LOST, ...).
+ * answer.  A server that has not answered WAIT_GRACE seconds after the
+ * wait's own timeout is asked to cancel it, and after CANCEL_GRACE more
+ * the connection is taken for lost (statement.c).  Other errors go through
+ * check_result (a lost connection: SQL_LOST, ...).
  */
 SqlStatus
 wait_in_server(Relay *r, bool *woken)
 {
 	PGresult   *res;
 	PGresult   *first = NULL;
-	bool		cancelled = false;
-	double		cancel_deadline = 0;
 	const char *state;
 	SqlStatus	st;
 
@@ -175,41 +133,9 @@ wait_in_server(Relay *r, bool *woken)
 		return SQL_OK;
 	if (!PQsendQuery(r->conn, r->sql_wait))
 		return check_result(r, NULL, PGRES_TUPLES_OK, "okno_wait");
-
-	for (;;)
-	{
-		int			timeout_ms = -1;
-
-		if (stop_signal && !cancelled)
-		{
-			send_cancel(r);
-			cancelled = true;
-			cancel_deadline = now_seconds() + CANCEL_GRACE;
-		}
-		if (!PQconsumeInput(r->conn))
-			return check_result(r, NULL, PGRES_TUPLES_OK, "okno_wait");
-		if (!PQisBusy(r->conn))
-			break;
-		if (cancelled)
-		{
-			double		left = cancel_deadline - now_seconds();
-
-			if (left <= 0)
-			{
-				relay_log("okno_wait did not end within %g s of the cancel", CANCEL_GRACE);
-				return SQL_LOST;
-			}
-			timeout_ms = poll_timeout_ms(left);
-		}
-		else if (r->opts.metrics_file != NULL)
-		{
-			metrics_maybe_write(r);
-			timeout_ms = (int) (METRICS_INTERVAL * 1000.0);
-		}
-
-		if (!poll_server(r, "okno_wait", timeout_ms))
-			return SQL_LOST;
-	}
+	/* its own timeout and a grace for the server; a stop signal cancels it */
+	if (!await_answer(r, "okno_wait", r->wait_seconds + WAIT_GRACE, true))
+		return SQL_LOST;
 
 	/* the CALL's result, then the end of the query (NULL) */
 	while ((res = PQgetResult(r->conn)) != NULL)
@@ -226,7 +152,7 @@ wait_in_server(Relay *r, bool *woken)
 		(strcmp(state, "55P03") == 0 || strcmp(state, "57014") == 0))
 	{
 		/* lock_timeout, statement_timeout, our cancel or someone's: a timeout */
-		if (!cancelled && r->opts.verbose && !r->wait_timeout_logged)
+		if (!stop_signal && r->opts.verbose && !r->wait_timeout_logged)
 		{
 			relay_log("okno_wait ended early (%s, SQLSTATE %s): taken for a timeout",
 					  one_line(PQresultErrorField(first, PG_DIAG_MESSAGE_PRIMARY)), state);

@@ -20,12 +20,13 @@ new_db "$db"
 book "$db" 1 1
 id=$(q "$db" "SELECT id FROM outbox")
 
-# the handler notes, in the server's clock, when it runs and the event's
+# the handler (which names the server itself: the relay keeps its PG*
+# variables from commands) notes, in the server's clock, when it runs and the event's
 # committed available_at and attempts at that moment, then fails
 cat >"$work/fail" <<EOF
 #!/bin/sh
 line=\$(cat)
-row=\$("$PGBIN/psql" -X -q -At -d "$db" -c "SELECT extract(epoch FROM clock_timestamp()), coalesce(extract(epoch FROM available_at)::text, '-'), attempts FROM outbox WHERE id = '\$OKNO_EVENT_ID'")
+row=\$("$PGBIN/psql" -X -q -At -h "$PGHOST" -p "$PGPORT" -U "$PGUSER" -d "$db" -c "SELECT extract(epoch FROM clock_timestamp()), coalesce(extract(epoch FROM available_at)::text, '-'), attempts FROM outbox WHERE id = '\$OKNO_EVENT_ID'")
 echo "\$row|\$OKNO_EVENT_ID|\$OKNO_EVENT_KIND|\$line" >>"$work/attempts"
 exit 1
 EOF
