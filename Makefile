@@ -26,6 +26,7 @@ OBJS = \
 	src/base/owner.o \
 	src/base/errors.o \
 	src/base/relation.o \
+	src/base/direct.o \
 	src/base/unixtime.o \
 	src/base/digest.o \
 	src/keys/names.o \

@@ -11,8 +11,10 @@
  * each (errors.c); running a superuser's call as the tables' owner
  * (owner.c); the range table, privilege check and snapshot a direct path
  * shares with the statement it replaces, and the errors about a row okno
- * could not write there (relation.c); SHA-256 (digest.c); Unix
- * microseconds (unixtime.c).
+ * could not write there (relation.c); the one direct access to a table,
+ * okno's execReplication.c: the map of the relations it reads and writes,
+ * a unique index's probe by key and a row's insert (direct.c); SHA-256
+ * (digest.c); Unix microseconds (unixtime.c).
  *
  * May call: PostgreSQL and the pure helpers (src/pure) only.  Every other
  * group calls down into this one; nothing here calls up.
@@ -90,7 +92,16 @@ typedef enum OknoRel
 /* okno version major.minor.patch as a number (pg_extension.extversion) */
 #define OKNO_V(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
 
-/* schema.c: the schema, the binding and the kept plans */
+/* schema.c: okno's row of pg_extension, the schema, the binding and the kept plans */
+typedef struct OknoExtension
+{
+	Oid			oid;
+	Oid			nsp;
+	Oid			owner;
+	char		version[NAMEDATALEN];	/* "" if null */
+} OknoExtension;
+
+extern bool okno_read_extension(OknoExtension *ext);
 extern void okno_base_init(void);
 extern const char *okno_schema_name(void);
 extern Oid	okno_relid(OknoRel rel);
@@ -169,6 +180,61 @@ extern void okno_push_statement_snapshot(Snapshot snapshot);
 extern void okno_refuse_instead_rules(OknoRel rel, const char *what);
 pg_noreturn extern void okno_error_not_stored(OknoRel rel, const char *what);
 pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
+
+/*
+ * direct.c: the relations okno reads or writes without a plan.  A caller
+ * names the columns it reads or writes: the first nkeys of them the key of
+ * the unique index it probes (keytypes: each key column's operator class
+ * input type, the type of the values it probes with), the first nchecked
+ * those the statement it replaces names (its privileges are checked on
+ * them).
+ */
+#define OKNO_DIRECT_MAX_COLS 8
+#define OKNO_DIRECT_MAX_KEYS 3
+
+typedef struct OknoDirectCols
+{
+	int			ncols;
+	int			nkeys;
+	int			nchecked;
+	const char *names[OKNO_DIRECT_MAX_COLS];
+	Oid			keytypes[OKNO_DIRECT_MAX_KEYS];
+} OknoDirectCols;
+
+/* An entry of the relation map, derived again after the table changes. */
+typedef struct OknoDirectRel
+{
+	Oid			relid;			/* the map's key */
+	bool		valid;			/* false: derive again at the next use */
+	const OknoDirectCols *cols; /* what it was derived for */
+	AttrNumber	attnum[OKNO_DIRECT_MAX_COLS];	/* InvalidAttrNumber: missing */
+	bool		all_columns;	/* every column cols names exists */
+	MemoryContext cxt;			/* holds the range tables */
+	OknoRangeTable read_rt;		/* SELECT of the checked columns */
+	OknoRangeTable write_rt;	/* INSERT of the checked columns */
+	bool		probe_valid;	/* false: derive the index's facts again */
+	Oid			indexid;		/* the unique index probed, or InvalidOid */
+	bool		probe_fits;		/* the index can be probed by the key */
+	RegProcedure eqproc[OKNO_DIRECT_MAX_KEYS];	/* each key column's equality */
+	Oid			collation[OKNO_DIRECT_MAX_KEYS];
+	Relation	rel;			/* open between okno_direct_open and _close */
+	Relation	index;
+} OknoDirectRel;
+
+extern void okno_direct_init(void);
+extern OknoDirectRel *okno_direct_rel(Oid relid, const OknoDirectCols *cols);
+extern OknoDirectRel *okno_direct_open(Oid relid, const OknoDirectCols *cols,
+									   LOCKMODE lockmode);
+extern bool okno_direct_open_index(OknoDirectRel *r, Oid indexid);
+extern void okno_direct_close(OknoDirectRel *r);
+extern bool okno_direct_probe(const OknoDirectRel *r, const Datum *values,
+							  Snapshot snapshot, TupleTableSlot *slot);
+extern EState *okno_direct_begin(const OknoRangeTable *rt);
+extern ResultRelInfo *okno_direct_result_rel(EState *estate, Index rti);
+extern TupleTableSlot *okno_direct_row(EState *estate, ResultRelInfo *rri);
+extern void okno_direct_insert(EState *estate, ResultRelInfo *rri,
+							   TupleTableSlot *slot);
+extern void okno_direct_end(EState *estate);
 
 /*
  * okno's advisory lock tags: classid "okno" in ASCII, objsubid 3 (a
@@ -254,6 +320,9 @@ extern int64 okno_now_unix_us(void);
 
 #define OKNO_OVERLAP_CONSTRAINT "bookings_no_overlap"
 
+extern void okno_require_arg(FunctionCallInfo fcinfo, int argno, const char *name,
+							 int sqlerrcode, const char *hint_fmt,...)
+			pg_attribute_printf(5, 6);
 pg_noreturn extern void okno_error_invalid_key(const char *detail);
 pg_noreturn extern void okno_error_invalid_payload(const char *detail);
 pg_noreturn extern void okno_error_resource_missing(int32 resource_id);

@@ -16,6 +16,7 @@
  */
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
 #include "utils/lsyscache.h"
 
 #include "base/base.h"
@@ -215,4 +216,38 @@ okno_error_request_in_progress(const char *owner, const char *key, bool mine)
 					   owner),
 			 errhint("Retry later: once the first request has committed, a retry replays its response.")));
 	pg_unreachable();
+}
+
+/*
+ * Raise "NAME must not be null" (sqlerrcode: 22004, or 22023 where okno
+ * has always answered that) unless argument argno of the call is given;
+ * the hint, if any, is formatted only then.
+ */
+void
+okno_require_arg(FunctionCallInfo fcinfo, int argno, const char *name,
+				 int sqlerrcode, const char *hint_fmt,...)
+{
+	StringInfoData hint;
+
+	if (!PG_ARGISNULL(argno))
+		return;
+	initStringInfo(&hint);
+	for (;;)
+	{
+		va_list		args;
+		int			needed;
+
+		if (hint_fmt == NULL)
+			break;
+		va_start(args, hint_fmt);
+		needed = appendStringInfoVA(&hint, hint_fmt, args);
+		va_end(args);
+		if (needed == 0)
+			break;
+		enlargeStringInfo(&hint, needed);
+	}
+	ereport(ERROR,
+			(errcode(sqlerrcode),
+			 errmsg("%s must not be null", name),
+			 hint_fmt != NULL ? errhint("%s", hint.data) : 0));
 }

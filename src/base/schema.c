@@ -95,7 +95,7 @@ okno_namespace_callback(Datum arg pg_attribute_unused(),
 
 /*
  * Register the invalidation callbacks that drop the cache, and the guard's
- * (owner.c).
+ * (owner.c) and the direct relation map's (direct.c).
  */
 void
 okno_base_init(void)
@@ -103,41 +103,57 @@ okno_base_init(void)
 	CacheRegisterRelcacheCallback(okno_relcache_callback, (Datum) 0);
 	CacheRegisterSyscacheCallback(NAMESPACEOID, okno_namespace_callback, (Datum) 0);
 	okno_guard_init();
+	okno_direct_init();
 }
 
 /*
- * The OID of the schema okno is installed in, read from pg_extension.
+ * okno's row of pg_extension, read now (PostgreSQL 15 has no syscache for
+ * pg_extension); false if okno is not installed in this database.
  */
-static Oid
-lookup_extension_schema(void)
+bool
+okno_read_extension(OknoExtension *ext)
 {
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tup;
-	Oid			result = InvalidOid;
+	bool		found;
 
+	memset(ext, 0, sizeof(OknoExtension));
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
 				F_NAMEEQ, CStringGetDatum("okno"));
 	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
 	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
+	found = HeapTupleIsValid(tup);
+	if (found)
 	{
+		Form_pg_extension form = (Form_pg_extension) GETSTRUCT(tup);
 		bool		isnull;
 		Datum		v;
 
-		result = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+		ext->oid = form->oid;
+		ext->nsp = form->extnamespace;
+		ext->owner = form->extowner;
 		v = heap_getattr(tup, Anum_pg_extension_extversion, RelationGetDescr(rel), &isnull);
-		if (isnull)
-			cache_extversion[0] = '\0';
-		else
-			text_to_cstring_buffer(DatumGetTextPP(v), cache_extversion, sizeof(cache_extversion));
+		if (!isnull)
+			text_to_cstring_buffer(DatumGetTextPP(v), ext->version, sizeof(ext->version));
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+	return found;
+}
 
-	if (!OidIsValid(result))
+/*
+ * The OID of the schema okno is installed in, read from pg_extension with
+ * the version installed.
+ */
+static Oid
+lookup_extension_schema(void)
+{
+	OknoExtension ext;
+
+	if (!okno_read_extension(&ext))
 	{
 		schema_valid = false;
 		ereport(ERROR,
@@ -145,7 +161,8 @@ lookup_extension_schema(void)
 				 errmsg("extension \"okno\" is not installed in this database"),
 				 errhint("Run CREATE EXTENSION okno CASCADE.")));
 	}
-	return result;
+	strlcpy(cache_extversion, ext.version, sizeof(cache_extversion));
+	return ext.nsp;
 }
 
 /* okno's schema, looked up again after any change to a schema */

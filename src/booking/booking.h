@@ -83,6 +83,7 @@ typedef struct OknoStoredKey
 	Jsonb	   *response;		/* in the caller's memory context */
 } OknoStoredKey;
 
+extern const OknoDirectCols okno_idempotency_cols;
 extern void okno_lookup_key(int32 actor, text *key, Snapshot snapshot,
 							MemoryContext resultcxt, OknoStoredKey *out);
 extern void okno_check_key_privileges(bool store);
@@ -142,8 +143,6 @@ typedef struct OknoDirectInfo
 	bool		usable;			/* the tables allow the direct path */
 	MemoryContext cxt;
 	Oid			relids[OKNO_RT_COUNT];
-	AttrNumber	actors_id;
-	AttrNumber	resources_id;
 	AttrNumber	booking_id;		/* bookings.id, filled by its default */
 	Oid			booking_id_type;	/* int8 or int4 */
 	int			natts[OKNO_RT_WRITTEN];
@@ -170,9 +169,9 @@ typedef struct OknoDirectXact
 } OknoDirectXact;
 
 /* direct_tables.c */
-extern const OknoDirectInfo *okno_direct_info(uint64 generation, const Oid *relids,
-											  Relation *rels, Relation actors_pkey,
-											  Relation resources_pkey);
+extern const OknoDirectCols *const okno_direct_cols[OKNO_RT_COUNT];
+extern const OknoDirectInfo *okno_direct_info(uint64 generation,
+											  OknoDirectRel *const *r);
 
 /* direct_xact.c */
 extern const OknoDirectXact *okno_direct_xact(const OknoDirectInfo *info,

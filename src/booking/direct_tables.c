@@ -42,10 +42,32 @@
 #include "booking/booking.h"
 #include "outbox/outbox.h"
 
+/*
+ * The columns of the statement's tables that the direct write names, in
+ * the relation map (base/direct.c): idempotency's are the key lookup's
+ * (key_lookup.c); bookings.id is the one the statement returns, actors.id
+ * and resources.id the keys probed.
+ */
+static const OknoDirectCols bookings_cols = {
+	.ncols = 5, .names = {"resource_id", "actor_id", "starts_at", "ends_at", "id"}
+};
+#define BOOKINGS_ID 4
+static const OknoDirectCols outbox_cols = {
+	.ncols = 3, .names = {"id", "kind", "payload"}
+};
+static const OknoDirectCols id_cols = {
+	.ncols = 1, .nkeys = 1, .names = {"id"}, .keytypes = {INT4OID}
+};
+
+/* the columns of the table at each rti (range table index - 1) */
+const OknoDirectCols *const okno_direct_cols[OKNO_RT_COUNT] = {
+	&bookings_cols, &okno_idempotency_cols, &outbox_cols, &id_cols, &id_cols
+};
+
 typedef struct SuppliedColumn
 {
 	int			rti;
-	const char *name;
+	int			col;			/* in okno_direct_cols[rti - 1] */
 	Oid			typid;			/* TEXTOID: a string column, see strlen */
 	int			strlen;			/* a string's longest value */
 } SuppliedColumn;
@@ -58,18 +80,18 @@ typedef struct SuppliedColumn
  * what the statement would store in any of them.
  */
 static const SuppliedColumn supplied[OKNO_NUM_ARGS] = {
-	{OKNO_RT_BOOKINGS, "resource_id", INT4OID, 0},
-	{OKNO_RT_BOOKINGS, "actor_id", INT4OID, 0},
-	{OKNO_RT_BOOKINGS, "starts_at", TIMESTAMPTZOID, 0},
-	{OKNO_RT_BOOKINGS, "ends_at", TIMESTAMPTZOID, 0},
-	{OKNO_RT_IDEMPOTENCY, "actor_id", INT4OID, 0},
-	{OKNO_RT_IDEMPOTENCY, "request_key", TEXTOID, 80},
-	{OKNO_RT_IDEMPOTENCY, "fingerprint", TEXTOID, OKNO_FINGERPRINT_LEN},
-	{OKNO_RT_IDEMPOTENCY, "fingerprint_version", INT2OID, 0},
-	{OKNO_RT_IDEMPOTENCY, "response_body", JSONBOID, 0},
-	{OKNO_RT_OUTBOX, "id", UUIDOID, 0},
-	{OKNO_RT_OUTBOX, "kind", TEXTOID, 17},	/* booking_cancelled */
-	{OKNO_RT_OUTBOX, "payload", JSONBOID, 0},
+	{OKNO_RT_BOOKINGS, 0, INT4OID, 0},	/* resource_id */
+	{OKNO_RT_BOOKINGS, 1, INT4OID, 0},	/* actor_id */
+	{OKNO_RT_BOOKINGS, 2, TIMESTAMPTZOID, 0},	/* starts_at */
+	{OKNO_RT_BOOKINGS, 3, TIMESTAMPTZOID, 0},	/* ends_at */
+	{OKNO_RT_IDEMPOTENCY, 0, INT4OID, 0},	/* actor_id */
+	{OKNO_RT_IDEMPOTENCY, 1, TEXTOID, 80},	/* request_key */
+	{OKNO_RT_IDEMPOTENCY, 2, TEXTOID, OKNO_FINGERPRINT_LEN},	/* fingerprint */
+	{OKNO_RT_IDEMPOTENCY, 3, INT2OID, 0},	/* fingerprint_version */
+	{OKNO_RT_IDEMPOTENCY, 4, JSONBOID, 0},	/* response_body */
+	{OKNO_RT_OUTBOX, 0, UUIDOID, 0},	/* id */
+	{OKNO_RT_OUTBOX, 1, TEXTOID, 17},	/* kind: booking_cancelled */
+	{OKNO_RT_OUTBOX, 2, JSONBOID, 0},	/* payload */
 };
 
 static OknoDirectInfo info = {0};
@@ -123,9 +145,9 @@ type_fits(Form_pg_attribute att, const SuppliedColumn *col)
  * false if a supplied column is missing or not of the type okno gives it.
  */
 static bool
-map_columns(int rti, Relation rel)
+map_columns(int rti, const OknoDirectRel *r)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
+	TupleDesc	desc = RelationGetDescr(r->rel);
 	int		   *argof = palloc(sizeof(int) * desc->natts);
 	int			a;
 	int			i;
@@ -142,7 +164,7 @@ map_columns(int rti, Relation rel)
 
 		if (supplied[a].rti != rti)
 			continue;
-		attno = okno_attnum(RelationGetRelid(rel), supplied[a].name);
+		attno = r->attnum[supplied[a].col];
 		if (attno == InvalidAttrNumber)
 			return false;
 		att = TupleDescAttr(desc, attno - 1);
@@ -155,7 +177,8 @@ map_columns(int rti, Relation rel)
 
 /*
  * What the direct path supports, positively: true only if writing the rows
- * here does what the statements of store.c would do.  rels[] are locked.
+ * here does what the statements of sql_write.c would do.  The tables are
+ * open and locked.
  *
  *   - all five tables are plain tables (not partitions, views, foreign
  *     tables), without row-level security;
@@ -172,15 +195,9 @@ map_columns(int rti, Relation rel)
  * generated, its generation expression.
  */
 static bool
-direct_supported(Relation *rels, Relation actors_pkey, Relation resources_pkey)
+direct_supported(OknoDirectRel *const *r)
 {
-	static const char *const booking_ins[] = {"resource_id", "actor_id", "starts_at", "ends_at"};
-	static const char *const key_ins[] = {"actor_id", "request_key", "fingerprint",
-	"fingerprint_version", "response_body"};
-	static const char *const key_sel[] = {"response_body"};
-	static const char *const event_ins[] = {"id", "kind", "payload"};
-	static const char *const id_sel[] = {"id"};
-	AttrNumber	ins[6];
+	AttrNumber	checked[OKNO_DIRECT_MAX_COLS + 1];
 	AttrNumber	sel[2];
 	Form_pg_attribute idatt;
 	int			rti;
@@ -188,7 +205,7 @@ direct_supported(Relation *rels, Relation actors_pkey, Relation resources_pkey)
 
 	for (rti = 1; rti <= OKNO_RT_COUNT; rti++)
 	{
-		Relation	rel = rels[rti - 1];
+		Relation	rel = r[rti - 1]->rel;
 
 		if (rel->rd_rel->relkind != RELKIND_RELATION ||
 			rel->rd_rel->relispartition ||
@@ -196,66 +213,71 @@ direct_supported(Relation *rels, Relation actors_pkey, Relation resources_pkey)
 			return false;
 		if (rti <= OKNO_RT_WRITTEN &&
 			(rel->rd_rules != NULL || !only_foreign_key_triggers(rel) ||
-			 !map_columns(rti, rel)))
+			 !map_columns(rti, r[rti - 1])))
 			return false;
 	}
 
-	info.booking_id = okno_attnum(info.relids[OKNO_RT_BOOKINGS - 1], "id");
+	info.booking_id = r[OKNO_RT_BOOKINGS - 1]->attnum[BOOKINGS_ID];
 	if (info.booking_id == InvalidAttrNumber)
 		return false;
-	idatt = TupleDescAttr(RelationGetDescr(rels[OKNO_RT_BOOKINGS - 1]), info.booking_id - 1);
+	idatt = TupleDescAttr(RelationGetDescr(r[OKNO_RT_BOOKINGS - 1]->rel), info.booking_id - 1);
 	if (idatt->attgenerated != '\0' ||
 		(!idatt->atthasdef && idatt->attidentity == '\0') ||
 		(idatt->atttypid != INT8OID && idatt->atttypid != INT4OID))
 		return false;
 	info.booking_id_type = idatt->atttypid;
 
-	info.actors_id = okno_attnum(info.relids[OKNO_RT_ACTORS - 1], "id");
-	info.resources_id = okno_attnum(info.relids[OKNO_RT_RESOURCES - 1], "id");
-	if (info.actors_id == InvalidAttrNumber || info.resources_id == InvalidAttrNumber ||
-		!okno_index_is(actors_pkey, info.relids[OKNO_RT_ACTORS - 1], 1, &info.actors_id) ||
-		actors_pkey->rd_opcintype[0] != INT4OID ||
-		!okno_index_is(resources_pkey, info.relids[OKNO_RT_RESOURCES - 1], 1, &info.resources_id) ||
-		resources_pkey->rd_opcintype[0] != INT4OID)
+	/* actors.id and resources.id: one-column integer primary keys */
+	if (!r[OKNO_RT_ACTORS - 1]->probe_fits || !r[OKNO_RT_RESOURCES - 1]->probe_fits)
 		return false;
 
-	/* the range table of the statement, with its privileges */
-#define FILL(arr, names) \
-	do { \
-		for (i = 0; i < (int) lengthof(names); i++) \
-			arr[i] = okno_attnum(info.relids[rti - 1], names[i]); \
-		arr[i] = InvalidAttrNumber; \
-	} while (0)
-	rti = OKNO_RT_BOOKINGS;
-	FILL(ins, booking_ins);
-	sel[0] = info.booking_id;
-	sel[1] = InvalidAttrNumber;
-	okno_rt_add(&info.rt, info.relids[rti - 1], ACL_INSERT | ACL_SELECT, sel, ins);
-	rti = OKNO_RT_IDEMPOTENCY;
-	FILL(ins, key_ins);
-	FILL(sel, key_sel);
-	okno_rt_add(&info.rt, info.relids[rti - 1], ACL_INSERT | ACL_SELECT, sel, ins);
-	rti = OKNO_RT_OUTBOX;
-	FILL(ins, event_ins);
-	okno_rt_add(&info.rt, info.relids[rti - 1], ACL_INSERT, NULL, ins);
-	rti = OKNO_RT_ACTORS;
-	FILL(sel, id_sel);
-	okno_rt_add(&info.rt, info.relids[rti - 1], ACL_SELECT, sel, NULL);
-	rti = OKNO_RT_RESOURCES;
-	FILL(sel, id_sel);
-	okno_rt_add(&info.rt, info.relids[rti - 1], ACL_SELECT, sel, NULL);
-#undef FILL
+	/*
+	 * The range table of the statement, with its privileges: it inserts
+	 * the supplied columns of the three tables and reads bookings.id (its
+	 * RETURNING), the key's response_body (its ON CONFLICT's) and the
+	 * referenced ids
+	 */
+	for (rti = 1; rti <= OKNO_RT_COUNT; rti++)
+	{
+		const OknoDirectRel *t = r[rti - 1];
+		int			n = 0;
+
+		sel[0] = sel[1] = InvalidAttrNumber;
+		for (i = 0; i < OKNO_NUM_ARGS; i++)
+			if (supplied[i].rti == rti)
+				checked[n++] = t->attnum[supplied[i].col];
+		checked[n] = InvalidAttrNumber;
+		switch (rti)
+		{
+			case OKNO_RT_BOOKINGS:
+				sel[0] = info.booking_id;
+				okno_rt_add(&info.rt, t->relid, ACL_INSERT | ACL_SELECT, sel, checked);
+				break;
+			case OKNO_RT_IDEMPOTENCY:
+				sel[0] = t->attnum[4];	/* response_body */
+				okno_rt_add(&info.rt, t->relid, ACL_INSERT | ACL_SELECT, sel, checked);
+				break;
+			case OKNO_RT_OUTBOX:
+				okno_rt_add(&info.rt, t->relid, ACL_INSERT, NULL, checked);
+				break;
+			default:
+				sel[0] = t->attnum[0];	/* id */
+				okno_rt_add(&info.rt, t->relid, ACL_SELECT, sel, NULL);
+				break;
+		}
+	}
 	return true;
 }
 
 /*
- * Derive info for this generation; the tables and keys are locked.
+ * Derive info for this generation; the tables are open and locked, the
+ * keys of actors and resources open.
  */
 static void
-prepare_info(uint64 generation, const Oid *relids, Relation *rels,
-			 Relation actors_pkey, Relation resources_pkey)
+prepare_info(uint64 generation, OknoDirectRel *const *r)
 {
 	MemoryContext oldcxt;
+	int			i;
 
 	if (info.cxt == NULL)
 		info.cxt = AllocSetContextCreate(TopMemoryContext, "okno direct insert",
@@ -266,22 +288,23 @@ prepare_info(uint64 generation, const Oid *relids, Relation *rels,
 	info.rt.rtable = NIL;
 	info.rt.perminfos = NIL;
 	info.generation = generation;
-	memcpy(info.relids, relids, sizeof(info.relids));
+	for (i = 0; i < OKNO_RT_COUNT; i++)
+		info.relids[i] = r[i]->relid;
 
 	oldcxt = MemoryContextSwitchTo(info.cxt);
-	info.usable = direct_supported(rels, actors_pkey, resources_pkey);
+	info.usable = direct_supported(r);
 	MemoryContextSwitchTo(oldcxt);
 }
 
 /*
  * What the direct path knows about the tables of this cache generation,
- * derived now if it is not known yet; the tables and keys are locked.
+ * derived now if it is not known yet; the tables are open and locked, the
+ * keys of actors and resources open.
  */
 const OknoDirectInfo *
-okno_direct_info(uint64 generation, const Oid *relids, Relation *rels,
-				 Relation actors_pkey, Relation resources_pkey)
+okno_direct_info(uint64 generation, OknoDirectRel *const *r)
 {
 	if (info.generation != generation || info.cxt == NULL)
-		prepare_info(generation, relids, rels, actors_pkey, resources_pkey);
+		prepare_info(generation, r);
 	return &info;
 }

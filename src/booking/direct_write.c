@@ -5,8 +5,9 @@
  *
  * The statements of sql_write.c cost an executor start-up and shut-down each.
  * This file writes the three rows the way logical replication's apply
- * worker applies an INSERT: an executor state with the three tables as
- * result relations and their indexes opened (ExecOpenIndices); every
+ * worker applies an INSERT, through okno's direct access (base/direct.c):
+ * an executor state with the three tables as result relations and their
+ * indexes opened (ExecOpenIndices); every
  * column the statement would leave out filled as the planner fills it, with
  * its default (build_column_default, planned and evaluated as worker.c
  * does) or else a NULL coerced to the column's type, domains included; and
@@ -79,12 +80,10 @@
 static ResultRelInfo *
 open_result_rel(EState *estate, const OknoDirectXact *xc, int rti)
 {
-	ResultRelInfo *rri = makeNode(ResultRelInfo);
+	ResultRelInfo *rri = okno_direct_result_rel(estate, rti);
 	int			t = rti - 1;
 	int			i;
 
-	ExecInitResultRelation(estate, rri, rti);
-	ExecOpenIndices(rri, false);
 	if (xc->checks[t] != NULL)
 		OKNO_RRI_CHECK_EXPRS(rri) = xc->checks[t];
 	for (i = 0; i < rri->ri_NumIndices && i < xc->nindexes[t]; i++)
@@ -112,9 +111,7 @@ insert_row(EState *estate, const OknoDirectInfo *info, const OknoDirectXact *xc,
 	ExprContext *econtext = GetPerTupleExprContext(estate);
 	int			i;
 
-	slot = ExecInitExtraTupleSlot(estate, RelationGetDescr(rri->ri_RelationDesc),
-								  &TTSOpsVirtual);
-	ExecClearTuple(slot);
+	slot = okno_direct_row(estate, rri);
 	for (i = 0; i < info->natts[t]; i++)
 	{
 		int			arg = info->argof[t][i];
@@ -127,47 +124,19 @@ insert_row(EState *estate, const OknoDirectInfo *info, const OknoDirectXact *xc,
 		else if (xc->defaults[t][i] != NULL)
 			slot->tts_values[i] = ExecEvalExpr(xc->defaults[t][i], econtext,
 											   &slot->tts_isnull[i]);
-		else
-		{
-			slot->tts_values[i] = (Datum) 0;
-			slot->tts_isnull[i] = true;
-		}
 	}
-	ExecStoreVirtualTuple(slot);
-	ExecSimpleRelationInsert(rri, estate, slot);
+	okno_direct_insert(estate, rri, slot);
 	return slot;
 }
 
 /*
- * Whether a row with this int4 key is visible in the index's table under
- * snapshot (predicate locks as for an index scan under SERIALIZABLE).
+ * Lock the tables as the statement's plan would, and open them and the
+ * keys of actors and resources; false, having only locked, if they
+ * changed since the cache generation was read (the statements know
+ * better) or one is missing.
  */
 static bool
-probe(Relation heap, Relation index, int32 value, Snapshot snapshot)
-{
-	ScanKeyData skey;
-	IndexScanDesc scan;
-	TupleTableSlot *slot = table_slot_create(heap, NULL);
-	bool		found;
-
-	ScanKeyInit(&skey, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(value));
-	skey.sk_collation = index->rd_indcollation[0];
-	scan = okno_index_beginscan(heap, index, snapshot, 1);
-	index_rescan(scan, &skey, 1, NULL, 0);
-	found = index_getnext_slot(scan, ForwardScanDirection, slot);
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	return found;
-}
-
-/*
- * Lock the tables and keys as the statement's plan would, and open them;
- * false, having only locked, if they changed since the cache generation
- * was read (the statements know better) or one is missing.
- */
-static bool
-open_tables(uint64 generation, Oid *relids, Relation *rels,
-			Relation *actors_pkey, Relation *resources_pkey)
+open_tables(uint64 generation, OknoDirectRel **r)
 {
 	static const LOCKMODE lockmodes[OKNO_RT_COUNT] = {
 		RowExclusiveLock, RowExclusiveLock, RowExclusiveLock,
@@ -177,6 +146,9 @@ open_tables(uint64 generation, Oid *relids, Relation *rels,
 		OKNO_REL_BOOKINGS, OKNO_REL_IDEMPOTENCY, OKNO_REL_OUTBOX,
 		OKNO_REL_ACTORS, OKNO_REL_RESOURCES
 	};
+	Oid			relids[OKNO_RT_COUNT];
+	Oid			actors_pkey = okno_relid(OKNO_REL_ACTORS_PKEY);
+	Oid			resources_pkey = okno_relid(OKNO_REL_RESOURCES_PKEY);
 	int			i;
 
 	for (i = 0; i < OKNO_RT_COUNT; i++)
@@ -185,8 +157,7 @@ open_tables(uint64 generation, Oid *relids, Relation *rels,
 		if (!OidIsValid(relids[i]))
 			return false;
 	}
-	if (!OidIsValid(okno_relid(OKNO_REL_ACTORS_PKEY)) ||
-		!OidIsValid(okno_relid(OKNO_REL_RESOURCES_PKEY)))
+	if (!OidIsValid(actors_pkey) || !OidIsValid(resources_pkey))
 		return false;
 
 	/* the statement's locks, taken as its plan takes them */
@@ -197,22 +168,20 @@ open_tables(uint64 generation, Oid *relids, Relation *rels,
 		return false;
 
 	for (i = 0; i < OKNO_RT_COUNT; i++)
-		rels[i] = table_open(relids[i], NoLock);
-	*actors_pkey = index_open(okno_relid(OKNO_REL_ACTORS_PKEY), AccessShareLock);
-	*resources_pkey = index_open(okno_relid(OKNO_REL_RESOURCES_PKEY), AccessShareLock);
+		r[i] = okno_direct_open(relids[i], okno_direct_cols[i], NoLock);
+	(void) okno_direct_open_index(r[OKNO_RT_ACTORS - 1], actors_pkey);
+	(void) okno_direct_open_index(r[OKNO_RT_RESOURCES - 1], resources_pkey);
 	return true;
 }
 
 /* close what open_tables opened; the locks stay until the transaction ends */
 static void
-close_tables(Relation *rels, Relation actors_pkey, Relation resources_pkey)
+close_tables(OknoDirectRel **r)
 {
 	int			i;
 
-	index_close(resources_pkey, NoLock);
-	index_close(actors_pkey, NoLock);
-	for (i = 0; i < OKNO_RT_COUNT; i++)
-		table_close(rels[i], NoLock);
+	for (i = OKNO_RT_COUNT - 1; i >= 0; i--)
+		okno_direct_close(r[i]);
 }
 
 /*
@@ -235,11 +204,7 @@ write_rows(const OknoDirectInfo *info, const OknoDirectXact *xc, int32 actor,
 	Jsonb	   *card;
 	int			i;
 
-	estate = CreateExecutorState();
-	okno_rt_init_estate(estate, &info->rt);
-	estate->es_snapshot = GetActiveSnapshot();
-	estate->es_output_cid = GetCurrentCommandId(true);
-
+	estate = okno_direct_begin(&info->rt);
 	AfterTriggerBeginQuery();
 
 	for (i = 0; i < OKNO_RT_WRITTEN; i++)
@@ -271,10 +236,7 @@ write_rows(const OknoDirectInfo *info, const OknoDirectXact *xc, int32 actor,
 	/* the foreign-key checks, as at the end of the statement */
 	AfterTriggerEndQuery(estate);
 
-	ExecResetTupleTable(estate->es_tupleTable, false);
-	ExecCloseResultRelations(estate);
-	ExecCloseRangeTableRelations(estate);
-	FreeExecutorState(estate);
+	okno_direct_end(estate);
 	return card;
 }
 
@@ -289,22 +251,24 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 				   MemoryContext cxt, Jsonb **card)
 {
 	uint64		generation = okno_cache_generation();
-	Oid			relids[OKNO_RT_COUNT];
+	OknoDirectRel *r[OKNO_RT_COUNT];
 	Relation	rels[OKNO_RT_COUNT];
-	Relation	actors_pkey;
-	Relation	resources_pkey;
 	const OknoDirectInfo *info;
 	const OknoDirectXact *xc;
+	Datum		id;
 	Jsonb	   *result;
+	int			i;
 
-	if (!open_tables(generation, relids, rels, &actors_pkey, &resources_pkey))
+	if (!open_tables(generation, r))
 		return false;
-	info = okno_direct_info(generation, relids, rels, actors_pkey, resources_pkey);
+	info = okno_direct_info(generation, r);
 	if (!info->usable)
 	{
-		close_tables(rels, actors_pkey, resources_pkey);
+		close_tables(r);
 		return false;
 	}
+	for (i = 0; i < OKNO_RT_COUNT; i++)
+		rels[i] = r[i]->rel;
 	xc = okno_direct_xact(info, rels);
 
 	/* the executor's privilege check, before anything else */
@@ -314,11 +278,13 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 	okno_push_statement_snapshot(InvalidSnapshot);
 
 	/* the actor, then the resource, must exist */
-	if (!probe(rels[OKNO_RT_ACTORS - 1], actors_pkey, actor, GetActiveSnapshot()))
+	id = Int32GetDatum(actor);
+	if (!okno_direct_probe(r[OKNO_RT_ACTORS - 1], &id, GetActiveSnapshot(), NULL))
 		okno_error_actor_missing(actor, false);
-	if (!probe(rels[OKNO_RT_RESOURCES - 1], resources_pkey, in->resource_id, GetActiveSnapshot()))
+	id = Int32GetDatum(in->resource_id);
+	if (!okno_direct_probe(r[OKNO_RT_RESOURCES - 1], &id, GetActiveSnapshot(), NULL))
 		okno_error_resource_missing(in->resource_id);
-	close_tables(rels, actors_pkey, resources_pkey);
+	close_tables(r);
 
 	result = write_rows(info, xc, actor, in, key, fingerprint, event_id);
 	PopActiveSnapshot();

@@ -87,11 +87,8 @@ version_arg(FunctionCallInfo fcinfo, int argno)
 {
 	int			version;
 
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("fingerprint_version must not be null"),
-				 errhint("Pass 1 for okno's form or 0 for the course's.")));
+	okno_require_arg(fcinfo, argno, "fingerprint_version", ERRCODE_INVALID_PARAMETER_VALUE,
+					 "Pass 1 for okno's form or 0 for the course's.");
 	version = PG_GETARG_INT16(argno);
 	if (!okno_fingerprint_known(version))
 		ereport(ERROR,

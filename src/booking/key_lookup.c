@@ -3,11 +3,11 @@
  * key_lookup.c
  *	  The stored key of a request: its fingerprint and its response.
  *
- * The key lookup reads idempotency_pkey directly (an index scan and a heap
- * fetch, no executor), with the snapshot, relation locks, privilege check
- * and predicate locks the SPI SELECT it replaces had; that SELECT remains
- * for tables with row-level security on and for anything unexpected in the
- * table or its key.
+ * The key lookup probes idempotency_pkey directly (base/direct.c: an index
+ * scan and a heap fetch, no executor), with the snapshot, relation locks,
+ * privilege check and predicate locks the SPI SELECT it replaces had; that
+ * SELECT remains for tables with row-level security on and for anything
+ * unexpected in the table or its key.
  *
  * Each SPI statement is prepared once per backend and kept (okno_plan), and
  * every name in it is qualified: okno's schema for its tables,
@@ -21,25 +21,13 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/nbtree.h"
-#include "access/relscan.h"
-#include "access/table.h"
-#include "access/tableam.h"
-#include "catalog/pg_am.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
-#include "nodes/bitmapset.h"
-#include "nodes/parsenodes.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
-#include "utils/timestamp.h"
-#include "utils/uuid.h"
 
 #include "base/base.h"
 #include "booking/booking.h"
@@ -56,80 +44,21 @@ static OknoPlan lookup_key_plan = {
 };
 
 /*
- * What the direct lookup needs to know about idempotency, derived from the
- * cached OIDs and derived again when schema.c looks them up again.
+ * idempotency's columns that a booking's key is looked up and stored by:
+ * the key, then what the lookup reads and the create writes (the SELECT
+ * above and sql_write.c's INSERT name these five).
  */
-typedef struct KeyLookupInfo
-{
-	uint64		generation;
-	bool		usable;			/* false: use the SPI statement */
-	Oid			relid;
-	Oid			indexid;
-	AttrNumber	actor_attno;
-	AttrNumber	key_attno;
-	AttrNumber	fingerprint_attno;
-	AttrNumber	version_attno;
-	AttrNumber	response_attno;
-	MemoryContext cxt;			/* holds rt and store_rt */
-	OknoRangeTable rt;			/* the SELECT's */
-	OknoRangeTable store_rt;	/* the create's INSERT of the key */
-} KeyLookupInfo;
+const OknoDirectCols okno_idempotency_cols = {
+	.ncols = 5,
+	.nkeys = 2,
+	.nchecked = 5,
+	.names = {"actor_id", "request_key", "fingerprint", "fingerprint_version", "response_body"},
+	.keytypes = {INT4OID, TEXTOID}
+};
 
-static KeyLookupInfo key_lookup = {0};
-
-static void
-key_lookup_prepare(void)
-{
-	uint64		generation = okno_cache_generation();
-	KeyLookupInfo *k = &key_lookup;
-	AttrNumber	columns[6];
-	MemoryContext oldcxt;
-
-	if (k->generation == generation && generation != 0)
-		return;
-
-	if (k->cxt == NULL)
-		k->cxt = AllocSetContextCreate(TopMemoryContext, "okno key lookup",
-									   ALLOCSET_SMALL_SIZES);
-	else
-		MemoryContextReset(k->cxt);
-	k->rt.rtable = NIL;
-	k->rt.perminfos = NIL;
-	k->store_rt.rtable = NIL;
-	k->store_rt.perminfos = NIL;
-	k->usable = false;
-	k->generation = generation;
-	k->relid = okno_relid(OKNO_REL_IDEMPOTENCY);
-	k->indexid = okno_relid(OKNO_REL_IDEMPOTENCY_PKEY);
-	if (!OidIsValid(k->relid) || !OidIsValid(k->indexid))
-		return;
-	k->actor_attno = okno_attnum(k->relid, "actor_id");
-	k->key_attno = okno_attnum(k->relid, "request_key");
-	k->fingerprint_attno = okno_attnum(k->relid, "fingerprint");
-	k->version_attno = okno_attnum(k->relid, "fingerprint_version");
-	k->response_attno = okno_attnum(k->relid, "response_body");
-	if (k->actor_attno == InvalidAttrNumber || k->key_attno == InvalidAttrNumber ||
-		k->fingerprint_attno == InvalidAttrNumber ||
-		k->version_attno == InvalidAttrNumber ||
-		k->response_attno == InvalidAttrNumber)
-		return;
-
-	/*
-	 * the columns the SELECT names, which are those the create's INSERT
-	 * names (sql_write.c, direct_tables.c)
-	 */
-	columns[0] = k->actor_attno;
-	columns[1] = k->key_attno;
-	columns[2] = k->fingerprint_attno;
-	columns[3] = k->version_attno;
-	columns[4] = k->response_attno;
-	columns[5] = InvalidAttrNumber;
-	oldcxt = MemoryContextSwitchTo(k->cxt);
-	okno_rt_add(&k->rt, k->relid, ACL_SELECT, columns, NULL);
-	okno_rt_add(&k->store_rt, k->relid, ACL_INSERT, NULL, columns);
-	MemoryContextSwitchTo(oldcxt);
-	k->usable = true;
-}
+#define COL_FINGERPRINT 2
+#define COL_VERSION		3
+#define COL_RESPONSE	4
 
 /*
  * The caller's privileges on idempotency, checked before a request's key
@@ -142,9 +71,48 @@ key_lookup_prepare(void)
 void
 okno_check_key_privileges(bool store)
 {
-	key_lookup_prepare();
-	if (key_lookup.usable)
-		okno_rt_check(store ? &key_lookup.store_rt : &key_lookup.rt);
+	Oid			relid = okno_relid(OKNO_REL_IDEMPOTENCY);
+	const OknoDirectRel *r;
+
+	if (!OidIsValid(relid))
+		return;
+	r = okno_direct_rel(relid, &okno_idempotency_cols);
+	if (r->all_columns)
+		okno_rt_check(store ? &r->write_rt : &r->read_rt);
+}
+
+/*
+ * Copy the stored key the probe found in slot into out (the response into
+ * resultcxt).
+ */
+static void
+read_stored_key(const OknoDirectRel *r, TupleTableSlot *slot, int32 actor,
+				MemoryContext resultcxt, OknoStoredKey *out)
+{
+	MemoryContext oldcxt;
+	bool		isnull;
+	Datum		d;
+
+	d = slot_getattr(slot, r->attnum[COL_FINGERPRINT], &isnull);
+	if (isnull)
+		out->fingerprint[0] = '\0';
+	else
+	{
+		char	   *fp = TextDatumGetCString(d);
+
+		strlcpy(out->fingerprint, fp, sizeof(out->fingerprint));
+		pfree(fp);
+	}
+
+	d = slot_getattr(slot, r->attnum[COL_VERSION], &isnull);
+	out->fingerprint_version = isnull ? 0 : DatumGetInt16(d);
+
+	d = slot_getattr(slot, r->attnum[COL_RESPONSE], &isnull);
+	if (isnull)
+		elog(ERROR, "idempotency row for actor %d has a null response_body", actor);
+	oldcxt = MemoryContextSwitchTo(resultcxt);
+	out->response = DatumGetJsonbPCopy(d);
+	MemoryContextSwitchTo(oldcxt);
 }
 
 /*
@@ -155,88 +123,42 @@ static bool
 lookup_key_direct(int32 actor, text *key, Snapshot snapshot,
 				  MemoryContext resultcxt, OknoStoredKey *out)
 {
-	KeyLookupInfo *k = &key_lookup;
+	uint64		generation = okno_cache_generation();
+	Oid			relid = okno_relid(OKNO_REL_IDEMPOTENCY);
+	Oid			indexid = okno_relid(OKNO_REL_IDEMPOTENCY_PKEY);
+	OknoDirectRel *r;
 	Relation	rel;
-	Relation	index;
-	AttrNumber	keycols[2];
-	ScanKeyData skey[2];
-	IndexScanDesc scan;
+	Datum		values[2];
 	TupleTableSlot *slot;
-	bool		isnull;
-	Datum		d;
 
-	key_lookup_prepare();
-	if (!k->usable)
+	if (!OidIsValid(relid) || !OidIsValid(indexid))
 		return false;
 
 	/*
 	 * The locks the SELECT's plan takes, then its privilege check.  If the
 	 * table changed before we had locked it, the SELECT knows better.
 	 */
-	rel = table_open(k->relid, AccessShareLock);
-	if (okno_cache_generation() != k->generation ||
-		rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity)
+	r = okno_direct_open(relid, &okno_idempotency_cols, AccessShareLock);
+	rel = r->rel;
+	if (okno_cache_generation() != generation || !r->all_columns ||
+		rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity ||
+		!okno_direct_open_index(r, indexid))
 	{
-		table_close(rel, NoLock);
+		okno_direct_close(r);
 		return false;
 	}
-	index = index_open(k->indexid, AccessShareLock);
-	keycols[0] = k->actor_attno;
-	keycols[1] = k->key_attno;
-	if (!okno_index_is(index, k->relid, 2, keycols) ||
-		index->rd_opcintype[0] != INT4OID || index->rd_opcintype[1] != TEXTOID)
-	{
-		index_close(index, NoLock);
-		table_close(rel, NoLock);
-		return false;
-	}
-	okno_rt_check(&k->rt);
+	okno_rt_check(&r->read_rt);
 
 	okno_push_statement_snapshot(snapshot);
-
-	ScanKeyInit(&skey[0], 1, BTEqualStrategyNumber, F_INT4EQ,
-				Int32GetDatum(actor));
-	skey[0].sk_collation = index->rd_indcollation[0];
-	ScanKeyInit(&skey[1], 2, BTEqualStrategyNumber, F_TEXTEQ,
-				PointerGetDatum(key));
-	skey[1].sk_collation = index->rd_indcollation[1];
-
+	values[0] = Int32GetDatum(actor);
+	values[1] = PointerGetDatum(key);
 	slot = table_slot_create(rel, NULL);
-	scan = okno_index_beginscan(rel, index, GetActiveSnapshot(), 2);
-	index_rescan(scan, skey, 2, NULL, 0);
-
-	out->found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	out->found = okno_direct_probe(r, values, GetActiveSnapshot(), slot);
 	if (out->found)
-	{
-		MemoryContext oldcxt;
-
-		d = slot_getattr(slot, k->fingerprint_attno, &isnull);
-		if (isnull)
-			out->fingerprint[0] = '\0';
-		else
-		{
-			char	   *fp = TextDatumGetCString(d);
-
-			strlcpy(out->fingerprint, fp, sizeof(out->fingerprint));
-			pfree(fp);
-		}
-
-		d = slot_getattr(slot, k->version_attno, &isnull);
-		out->fingerprint_version = isnull ? 0 : DatumGetInt16(d);
-
-		d = slot_getattr(slot, k->response_attno, &isnull);
-		if (isnull)
-			elog(ERROR, "idempotency row for actor %d has a null response_body", actor);
-		oldcxt = MemoryContextSwitchTo(resultcxt);
-		out->response = DatumGetJsonbPCopy(d);
-		MemoryContextSwitchTo(oldcxt);
-	}
-
-	index_endscan(scan);
+		read_stored_key(r, slot, actor, resultcxt, out);
 	ExecDropSingleTupleTableSlot(slot);
 	PopActiveSnapshot();
-	index_close(index, NoLock);
-	table_close(rel, NoLock);
+	okno_direct_close(r);
 	return true;
 }
 

@@ -210,11 +210,8 @@ okno_discard(PG_FUNCTION_ARGS)
 	Name		caller;
 
 	memset(nulls, ' ', sizeof(nulls));
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("event_id must not be null"),
-				 errhint("Pass the id of a parked event to okno_discard().")));
+	okno_require_arg(fcinfo, 0, "event_id", ERRCODE_NULL_VALUE_NOT_ALLOWED,
+					 "Pass the id of a parked event to okno_discard().");
 	id = PG_GETARG_UUID_P(0);
 
 	PreventCommandIfReadOnly("okno_discard()");

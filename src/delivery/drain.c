@@ -129,11 +129,8 @@ okno_drain(PG_FUNCTION_ARGS)
 {
 	int32		max_events;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_events must not be null"),
-				 errhint("Pass a number of events from 1 to %d.", OKNO_DRAIN_MAX)));
+	okno_require_arg(fcinfo, 0, "max_events", ERRCODE_INVALID_PARAMETER_VALUE,
+					 "Pass a number of events from 1 to %d.", OKNO_DRAIN_MAX);
 	max_events = PG_GETARG_INT32(0);
 	if (max_events < 1 || max_events > OKNO_DRAIN_MAX)
 		ereport(ERROR,

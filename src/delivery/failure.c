@@ -275,11 +275,8 @@ retry_delay_us(int32 attempts)
 static pg_uuid_t *
 event_id_arg(FunctionCallInfo fcinfo, const char *fname)
 {
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("event_id must not be null"),
-				 errhint("Pass the event_id a drain function returned to %s.", fname)));
+	okno_require_arg(fcinfo, 0, "event_id", ERRCODE_NULL_VALUE_NOT_ALLOWED,
+					 "Pass the event_id a drain function returned to %s.", fname);
 	return PG_GETARG_UUID_P(0);
 }
 
@@ -333,11 +330,8 @@ record_failure(FunctionCallInfo fcinfo, bool columns)
 			elog(ERROR, "okno_record_failure() must return a composite type");
 		desc = BlessTupleDesc(desc);
 	}
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("error must not be null"),
-				 errhint("Describe the failure, for example \"exit status 1\".")));
+	okno_require_arg(fcinfo, 1, "error", ERRCODE_NULL_VALUE_NOT_ALLOWED,
+					 "Describe the failure, for example \"exit status 1\".");
 	error = PG_GETARG_TEXT_PP(1);
 	errstr = VARDATA_ANY(error);
 	errlen = pg_mbcliplen(errstr, VARSIZE_ANY_EXHDR(error), OKNO_LAST_ERROR_MAXLEN);

@@ -97,12 +97,9 @@ okno_subscriber_named(FunctionCallInfo fcinfo, int argno, const char *fname)
 {
 	char	   *name;
 
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("subscriber must not be null"),
-				 errhint("Pass a subscriber's name, or \"%s\" for the default subscriber.",
-						 OKNO_DEFAULT_SUBSCRIBER)));
+	okno_require_arg(fcinfo, argno, "subscriber", ERRCODE_NULL_VALUE_NOT_ALLOWED,
+					 "Pass a subscriber's name, or \"%s\" for the default subscriber.",
+					 OKNO_DEFAULT_SUBSCRIBER);
 	name = okno_subscriber_arg(PG_GETARG_TEXT_PP(argno), fname);
 	if (strcmp(name, OKNO_DEFAULT_SUBSCRIBER) == 0)
 		return NULL;
@@ -291,11 +288,8 @@ PG_FUNCTION_INFO_V1(okno_unsubscribe);
 static char *
 name_arg(FunctionCallInfo fcinfo, const char *fname)
 {
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("subscriber must not be null"),
-				 errhint("Pass the name of the subscriber to %s.", fname)));
+	okno_require_arg(fcinfo, 0, "subscriber", ERRCODE_NULL_VALUE_NOT_ALLOWED,
+					 "Pass the name of the subscriber to %s.", fname);
 	return okno_subscriber_arg(PG_GETARG_TEXT_PP(0), fname);
 }
 

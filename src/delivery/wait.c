@@ -503,10 +503,7 @@ okno_wait(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
 				 errmsg("okno_wait() cannot run inside a subtransaction"),
 				 errhint("Call it outside PL/pgSQL blocks with an EXCEPTION clause.")));
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("timeout_ms must not be null")));
+	okno_require_arg(fcinfo, 0, "timeout_ms", ERRCODE_NULL_VALUE_NOT_ALLOWED, NULL);
 	timeout_ms = PG_GETARG_INT32(0);
 	if (timeout_ms < 0)
 		ereport(ERROR,

@@ -67,11 +67,8 @@ key_args(FunctionCallInfo fcinfo, OknoKeyRef *ref)
 static Jsonb *
 jsonb_arg(FunctionCallInfo fcinfo, int argno, const char *what)
 {
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", what),
-				 errhint("Pass a JSON value; 'null'::jsonb is one.")));
+	okno_require_arg(fcinfo, argno, what, ERRCODE_NULL_VALUE_NOT_ALLOWED,
+					 "Pass a JSON value; 'null'::jsonb is one.");
 	return PG_GETARG_JSONB_P(argno);
 }
 
@@ -140,11 +137,8 @@ idempotent(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	/* 1, 2: every argument, and the fingerprint, before any lock */
 	key_args(fcinfo, &ref);
 	request = jsonb_arg(fcinfo, 3, "request");
-	if (PG_ARGISNULL(4))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("handler must not be null"),
-				 errhint("Pass the function that runs a new request, such as 'my_handler(jsonb)'::regprocedure.")));
+	okno_require_arg(fcinfo, 4, "handler", ERRCODE_NULL_VALUE_NOT_ALLOWED,
+					 "Pass the function that runs a new request, such as 'my_handler(jsonb)'::regprocedure.");
 	handler = PG_GETARG_OID(4);
 	okno_handler_check(handler);
 	okno_request_fingerprint(request, fingerprint);

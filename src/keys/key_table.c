@@ -9,11 +9,9 @@
  *	  created_at timestamptz (when the key was first used: the transaction's
  *	  start, as now()).
  *
- * The table is okno's own (okno 0.7.0), so both are written directly, the
- * way key_lookup.c reads a booking's key and the apply worker inserts a
- * row: an index scan of okno_key_pkey and ExecSimpleRelationInsert
- * (constraints, the row, its index entries with the unique check), with
- * the locks, privilege check and snapshot of the statements they replace.
+ * The table is okno's own, so both are done directly (base/direct.c: a
+ * probe of okno_key_pkey, an insert of a row), with the locks, privilege
+ * check and snapshot of the statements they replace.
  * The caller needs SELECT on the columns it reads and INSERT on those it
  * writes, as those statements would (the role that installed okno has
  * them, with the grant option).  okno's table has no triggers, rules or
@@ -29,28 +27,21 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/nbtree.h"
-#include "access/relscan.h"
-#include "access/table.h"
-#include "access/tableam.h"
 #include "access/xact.h"
-#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
-#include "executor/executor.h"
 #include "executor/tuptable.h"
-#include "nodes/makefuncs.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
-#include "utils/lsyscache.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "base/base.h"
 #include "keys/keys.h"
 
-/* okno_key's columns, in the order okno names them */
+/*
+ * okno_key's columns: the key, what the lookup reads and the store
+ * writes (every column but created_at, which the INSERT would leave to its
+ * default, now(): written here as the transaction's start)
+ */
 typedef enum KeyColumn
 {
 	COL_OPERATION,
@@ -62,84 +53,48 @@ typedef enum KeyColumn
 	NUM_COLS
 } KeyColumn;
 
-static const char *const column_names[NUM_COLS] = {
-	"operation", "scope", "request_key", "fingerprint", "response", "created_at"
+static const OknoDirectCols key_cols = {
+	.ncols = NUM_COLS,
+	.nkeys = 3,
+	.nchecked = COL_CREATED_AT,
+	.names = {"operation", "scope", "request_key", "fingerprint", "response", "created_at"},
+	.keytypes = {TEXTOID, TEXTOID, TEXTOID}
 };
 
 /*
- * What the lookup and the insert know about okno_key, derived again when
- * its OID changes (DROP and CREATE EXTENSION).
+ * okno_key's OID; an error where the table does not exist (a database not
+ * yet updated to okno 0.7.0).
  */
-typedef struct KeyTableInfo
+static Oid
+key_table_relid(void)
 {
-	Oid			relid;			/* InvalidOid: not derived yet */
-	Oid			indexid;
-	AttrNumber	attno[NUM_COLS];
-	MemoryContext cxt;			/* holds the range tables */
-	OknoRangeTable select_rt;	/* the lookup's SELECT */
-	OknoRangeTable insert_rt;	/* the store's INSERT */
-} KeyTableInfo;
-
-static KeyTableInfo key_table = {0};
-
-/*
- * okno_key's OIDs, attribute numbers and range tables; an error where the
- * table does not exist (a database not yet updated to okno 0.7.0).
- */
-static const KeyTableInfo *
-key_table_info(void)
-{
-	KeyTableInfo *k = &key_table;
 	Oid			relid = okno_relid_by_name(OKNO_KEY_TABLE);
-	AttrNumber	selected[NUM_COLS];
-	AttrNumber	inserted[NUM_COLS];
-	MemoryContext oldcxt;
-	int			i;
 
 	if (!OidIsValid(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("okno's table \"%s\" does not exist", OKNO_KEY_TABLE),
 				 errhint("Update okno to its current version with ALTER EXTENSION okno UPDATE.")));
-	if (relid == k->relid)
-		return k;
+	return relid;
+}
 
-	if (k->cxt == NULL)
-		k->cxt = AllocSetContextCreate(TopMemoryContext, "okno key table",
-									   ALLOCSET_SMALL_SIZES);
-	else
-		MemoryContextReset(k->cxt);
-	k->relid = InvalidOid;
-	k->indexid = okno_relid_by_name(OKNO_KEY_INDEX);
-	if (!OidIsValid(k->indexid))
-		elog(ERROR, "okno's index \"%s\" is missing", OKNO_KEY_INDEX);
-	for (i = 0; i < NUM_COLS; i++)
+/*
+ * okno_key's entry of the relation map; an error where a column is
+ * missing.
+ */
+static OknoDirectRel *
+key_table_checked(OknoDirectRel *r)
+{
+	int			i;
+
+	if (!r->all_columns)
 	{
-		k->attno[i] = okno_attnum(relid, column_names[i]);
-		if (k->attno[i] == InvalidAttrNumber)
-			elog(ERROR, "okno's table \"%s\" has no column \"%s\"",
-				 OKNO_KEY_TABLE, column_names[i]);
+		for (i = 0; i < NUM_COLS; i++)
+			if (r->attnum[i] == InvalidAttrNumber)
+				elog(ERROR, "okno's table \"%s\" has no column \"%s\"",
+					 OKNO_KEY_TABLE, key_cols.names[i]);
 	}
-
-	/*
-	 * The SELECT reads, and the INSERT names, every column but created_at,
-	 * which the INSERT leaves to its default (now(), written here as the
-	 * transaction's start)
-	 */
-	for (i = 0; i < COL_CREATED_AT; i++)
-		selected[i] = inserted[i] = k->attno[i];
-	selected[COL_CREATED_AT] = inserted[COL_CREATED_AT] = InvalidAttrNumber;
-
-	oldcxt = MemoryContextSwitchTo(k->cxt);
-	k->select_rt.rtable = NIL;
-	k->select_rt.perminfos = NIL;
-	okno_rt_add(&k->select_rt, relid, ACL_SELECT, selected, NULL);
-	k->insert_rt.rtable = NIL;
-	k->insert_rt.perminfos = NIL;
-	okno_rt_add(&k->insert_rt, relid, ACL_INSERT, NULL, inserted);
-	MemoryContextSwitchTo(oldcxt);
-	k->relid = relid;
-	return k;
+	return r;
 }
 
 /*
@@ -152,15 +107,23 @@ key_table_info(void)
 void
 okno_op_key_check_privileges(bool store)
 {
-	const KeyTableInfo *k = key_table_info();
+	const OknoDirectRel *r = key_table_checked(okno_direct_rel(key_table_relid(), &key_cols));
 
-	okno_rt_check(store ? &k->insert_rt : &k->select_rt);
+	okno_rt_check(store ? &r->write_rt : &r->read_rt);
 }
 
-/* refuse a table that a superuser gave triggers, rules or row security */
-static void
-check_plain(Relation rel)
+/*
+ * Open okno_key with lockmode (and its key's index, for a lookup); refuse
+ * a table that a superuser gave triggers, rules or row security.
+ */
+static OknoDirectRel *
+key_table_open(LOCKMODE lockmode, bool lookup)
 {
+	OknoDirectRel *r;
+	Relation	rel;
+
+	r = key_table_checked(okno_direct_open(key_table_relid(), &key_cols, lockmode));
+	rel = r->rel;
 	if (rel->rd_rel->relkind != RELKIND_RELATION ||
 		rel->trigdesc != NULL || rel->rd_rules != NULL ||
 		rel->rd_rel->relrowsecurity)
@@ -170,6 +133,16 @@ check_plain(Relation rel)
 						okno_schema_name(), RelationGetRelationName(rel)),
 				 errdetail("okno writes its own tables directly and does not run code of other roles on them."),
 				 errhint("Drop the triggers, rules or policies of okno's table.")));
+	if (lookup)
+	{
+		Oid			indexid = okno_relid_by_name(OKNO_KEY_INDEX);
+
+		if (!OidIsValid(indexid))
+			elog(ERROR, "okno's index \"%s\" is missing", OKNO_KEY_INDEX);
+		if (!okno_direct_open_index(r, indexid))
+			elog(ERROR, "okno's index \"%s\" is not a btree on the key", OKNO_KEY_INDEX);
+	}
+	return r;
 }
 
 static Datum
@@ -187,35 +160,21 @@ void
 okno_op_key_lookup(const OknoKeyRef *ref, Snapshot snapshot,
 				   MemoryContext resultcxt, OknoOpKey *out)
 {
-	const KeyTableInfo *k = key_table_info();
-	Relation	rel;
-	Relation	index;
-	ScanKeyData skey[3];
-	IndexScanDesc scan;
+	OknoDirectRel *r;
+	Datum		key[3];
 	TupleTableSlot *slot;
-	int			i;
 
 	Assert(ref->operation != NULL);
 
-	rel = table_open(k->relid, AccessShareLock);
-	check_plain(rel);
-	index = index_open(k->indexid, AccessShareLock);
-	if (!okno_index_is(index, k->relid, 3, k->attno))
-		elog(ERROR, "okno's index \"%s\" is not a btree on the key", OKNO_KEY_INDEX);
-	okno_rt_check(&k->select_rt);
+	r = key_table_open(AccessShareLock, true);
+	okno_rt_check(&r->read_rt);
 
 	okno_push_statement_snapshot(snapshot);
-
-	ScanKeyInit(&skey[0], 1, BTEqualStrategyNumber, F_TEXTEQ, text_datum(ref->operation));
-	ScanKeyInit(&skey[1], 2, BTEqualStrategyNumber, F_TEXTEQ, text_datum(ref->scope));
-	ScanKeyInit(&skey[2], 3, BTEqualStrategyNumber, F_TEXTEQ, text_datum(ref->key));
-	for (i = 0; i < 3; i++)
-		skey[i].sk_collation = index->rd_indcollation[i];
-
-	slot = table_slot_create(rel, NULL);
-	scan = okno_index_beginscan(rel, index, GetActiveSnapshot(), 3);
-	index_rescan(scan, skey, 3, NULL, 0);
-	out->found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	key[0] = text_datum(ref->operation);
+	key[1] = text_datum(ref->scope);
+	key[2] = text_datum(ref->key);
+	slot = table_slot_create(r->rel, NULL);
+	out->found = okno_direct_probe(r, key, GetActiveSnapshot(), slot);
 	if (out->found)
 	{
 		bool		isnull;
@@ -223,7 +182,7 @@ okno_op_key_lookup(const OknoKeyRef *ref, Snapshot snapshot,
 		bytea	   *fp;
 		MemoryContext oldcxt;
 
-		d = slot_getattr(slot, k->attno[COL_FINGERPRINT], &isnull);
+		d = slot_getattr(slot, r->attnum[COL_FINGERPRINT], &isnull);
 		fp = isnull ? NULL : DatumGetByteaPP(d);
 		if (fp == NULL || VARSIZE_ANY_EXHDR(fp) != OKNO_HASH_LEN)
 			ereport(ERROR,
@@ -233,18 +192,16 @@ okno_op_key_lookup(const OknoKeyRef *ref, Snapshot snapshot,
 					 errdetail("A fingerprint is the 32 bytes of a SHA-256 digest.")));
 		memcpy(out->fingerprint, VARDATA_ANY(fp), OKNO_HASH_LEN);
 
-		d = slot_getattr(slot, k->attno[COL_RESPONSE], &isnull);
+		d = slot_getattr(slot, r->attnum[COL_RESPONSE], &isnull);
 		if (isnull)
 			elog(ERROR, "okno_key row of %s has a null response", okno_key_owner(ref));
 		oldcxt = MemoryContextSwitchTo(resultcxt);
 		out->response = DatumGetJsonbPCopy(d);
 		MemoryContextSwitchTo(oldcxt);
 	}
-	index_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	PopActiveSnapshot();
-	index_close(index, NoLock);
-	table_close(rel, NoLock);
+	okno_direct_close(r);
 }
 
 /*
@@ -255,45 +212,27 @@ void
 okno_op_key_insert(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN],
 				   Jsonb *response)
 {
-	const KeyTableInfo *k = key_table_info();
-	Relation	rel;
+	OknoDirectRel *r;
 	EState	   *estate;
 	ResultRelInfo *rri;
 	TupleTableSlot *slot;
 	bytea	   *fp;
-	TupleDesc	desc;
-	int			i;
 
-	rel = table_open(k->relid, RowExclusiveLock);
-	check_plain(rel);
-	okno_rt_check(&k->insert_rt);
+	r = key_table_open(RowExclusiveLock, false);
+	okno_rt_check(&r->write_rt);
 
 	fp = palloc(VARHDRSZ + OKNO_HASH_LEN);
 	SET_VARSIZE(fp, VARHDRSZ + OKNO_HASH_LEN);
 	memcpy(VARDATA(fp), fingerprint, OKNO_HASH_LEN);
 
 	okno_push_statement_snapshot(InvalidSnapshot);
-	estate = CreateExecutorState();
-	okno_rt_init_estate(estate, &k->insert_rt);
-	estate->es_snapshot = GetActiveSnapshot();
-	estate->es_output_cid = GetCurrentCommandId(true);
-
-	rri = makeNode(ResultRelInfo);
-	ExecInitResultRelation(estate, rri, 1);
-	ExecOpenIndices(rri, false);
-
-	desc = RelationGetDescr(rel);
-	slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual);
-	ExecClearTuple(slot);
-	for (i = 0; i < desc->natts; i++)
-	{
-		slot->tts_values[i] = (Datum) 0;
-		slot->tts_isnull[i] = true;
-	}
+	estate = okno_direct_begin(&r->write_rt);
+	rri = okno_direct_result_rel(estate, 1);
+	slot = okno_direct_row(estate, rri);
 #define SET_COL(col, value) \
 	do { \
-		slot->tts_values[k->attno[col] - 1] = (value); \
-		slot->tts_isnull[k->attno[col] - 1] = false; \
+		slot->tts_values[r->attnum[col] - 1] = (value); \
+		slot->tts_isnull[r->attnum[col] - 1] = false; \
 	} while (0)
 	SET_COL(COL_OPERATION, text_datum(ref->operation));
 	SET_COL(COL_SCOPE, text_datum(ref->scope));
@@ -302,15 +241,10 @@ okno_op_key_insert(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN]
 	SET_COL(COL_RESPONSE, JsonbPGetDatum(response));
 	SET_COL(COL_CREATED_AT, TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()));
 #undef SET_COL
-	ExecStoreVirtualTuple(slot);
-	ExecSimpleRelationInsert(rri, estate, slot);
-
-	ExecResetTupleTable(estate->es_tupleTable, false);
-	ExecCloseResultRelations(estate);
-	ExecCloseRangeTableRelations(estate);
-	FreeExecutorState(estate);
+	okno_direct_insert(estate, rri, slot);
+	okno_direct_end(estate);
 	PopActiveSnapshot();
-	table_close(rel, NoLock);
+	okno_direct_close(r);
 
 	/* what follows in this statement sees the new row */
 	CommandCounterIncrement();

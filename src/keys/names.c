@@ -48,11 +48,8 @@ okno_operation_arg(FunctionCallInfo fcinfo, int argno)
 {
 	char	   *name;
 
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("operation must not be null"),
-				 errhint("Name the operation, such as \"reschedule\".")));
+	okno_require_arg(fcinfo, argno, "operation", ERRCODE_NULL_VALUE_NOT_ALLOWED,
+					 "Name the operation, such as \"reschedule\".");
 	name = text_to_cstring(PG_GETARG_TEXT_PP(argno));
 	if (!okno_name_valid(name, strlen(name), OKNO_OPERATION_MAXLEN, "_-./"))
 		ereport(ERROR,
@@ -73,11 +70,8 @@ okno_scope_arg(FunctionCallInfo fcinfo, int argno)
 	text	   *arg;
 	int			len;
 
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("scope must not be null"),
-				 errhint("Pass the tenant or actor the key belongs to, or an empty string for none.")));
+	okno_require_arg(fcinfo, argno, "scope", ERRCODE_NULL_VALUE_NOT_ALLOWED,
+					 "Pass the tenant or actor the key belongs to, or an empty string for none.");
 	arg = PG_GETARG_TEXT_PP(argno);
 	len = VARSIZE_ANY_EXHDR(arg);
 	if (len > OKNO_SCOPE_MAXLEN)

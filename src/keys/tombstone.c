@@ -33,19 +33,11 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/nbtree.h"
-#include "access/relscan.h"
-#include "access/table.h"
-#include "access/tableam.h"
 #include "catalog/pg_type.h"
-#include "executor/tuptable.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/guc.h"
-#include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "base/base.h"
@@ -121,16 +113,15 @@ okno_key_hash(const OknoKeyRef *ref, uint8 hash[OKNO_HASH_LEN])
 bool
 okno_key_expired(const OknoKeyRef *ref)
 {
+	static const OknoDirectCols cols = {
+		.ncols = 1, .nkeys = 1, .names = {"key_hash"}, .keytypes = {BYTEAOID}
+	};
 	Oid			relid = okno_relid_by_name(OKNO_TOMBSTONE_TABLE);
 	Oid			indexid;
-	Relation	rel;
-	Relation	index;
-	AttrNumber	keycol = 1;
+	OknoDirectRel *r;
 	uint8		hash[OKNO_HASH_LEN];
 	bytea	   *value;
-	ScanKeyData skey;
-	IndexScanDesc scan;
-	TupleTableSlot *slot;
+	Datum		key;
 	bool		found;
 
 	if (!OidIsValid(relid))
@@ -143,21 +134,13 @@ okno_key_expired(const OknoKeyRef *ref)
 	value = palloc(VARHDRSZ + OKNO_HASH_LEN);
 	SET_VARSIZE(value, VARHDRSZ + OKNO_HASH_LEN);
 	memcpy(VARDATA(value), hash, OKNO_HASH_LEN);
+	key = PointerGetDatum(value);
 
-	rel = table_open(relid, AccessShareLock);
-	index = index_open(indexid, AccessShareLock);
-	if (!okno_index_is(index, relid, 1, &keycol) || index->rd_opcintype[0] != BYTEAOID)
+	r = okno_direct_open(relid, &cols, AccessShareLock);
+	if (!okno_direct_open_index(r, indexid))
 		elog(ERROR, "okno's index \"%s\" is not a btree on the key's hash", OKNO_TOMBSTONE_INDEX);
-
-	ScanKeyInit(&skey, 1, BTEqualStrategyNumber, F_BYTEAEQ, PointerGetDatum(value));
-	slot = table_slot_create(rel, NULL);
-	scan = okno_index_beginscan(rel, index, GetLatestSnapshot(), 1);
-	index_rescan(scan, &skey, 1, NULL, 0);
-	found = index_getnext_slot(scan, ForwardScanDirection, slot);
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	index_close(index, NoLock);
-	table_close(rel, NoLock);
+	found = okno_direct_probe(r, &key, GetLatestSnapshot(), NULL);
+	okno_direct_close(r);
 	pfree(value);
 	return found;
 }

@@ -60,34 +60,10 @@ typedef struct Adopted
 #define OKNO_EXTENSION_NAME "okno"
 
 /*
- * The owner of the extension extid (PostgreSQL 15 has no syscache for it).
- */
-static Oid
-extension_owner(Oid extid)
-{
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	Oid			result = InvalidOid;
-
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(extid));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-		result = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return result;
-}
-
-/*
  * Whether the DROP EXTENSION or DROP OWNED command drops okno.
  */
 static bool
-drops_okno(Node *parsetree, Oid extid)
+drops_okno(Node *parsetree, const OknoExtension *ext)
 {
 	ListCell   *lc;
 
@@ -108,13 +84,11 @@ drops_okno(Node *parsetree, Oid extid)
 	}
 	if (IsA(parsetree, DropOwnedStmt))
 	{
-		Oid			owner = extension_owner(extid);
-
 		foreach(lc, ((DropOwnedStmt *) parsetree)->roles)
 		{
 			RoleSpec   *role = (RoleSpec *) lfirst(lc);
 
-			if (OidIsValid(owner) && get_rolespec_oid(role, true) == owner)
+			if (get_rolespec_oid(role, true) == ext->owner)
 				return true;
 		}
 	}
@@ -129,7 +103,7 @@ Datum
 okno_drop_guard(PG_FUNCTION_ARGS)
 {
 	EventTriggerData *trigdata;
-	Oid			extid;
+	OknoExtension ext;
 	Oid			nsp;
 	Oid			adoption;
 	Oid			save_userid;
@@ -147,8 +121,7 @@ okno_drop_guard(PG_FUNCTION_ARGS)
 				 errmsg("okno_drop_guard() must be called as an event trigger")));
 	trigdata = (EventTriggerData *) fcinfo->context;
 
-	extid = get_extension_oid(OKNO_EXTENSION_NAME, true);
-	if (!OidIsValid(extid) || !drops_okno(trigdata->parsetree, extid))
+	if (!okno_read_extension(&ext) || !drops_okno(trigdata->parsetree, &ext))
 		PG_RETURN_VOID();
 	schema = okno_schema_name();
 	nsp = get_namespace_oid(schema, false);
@@ -170,7 +143,7 @@ okno_drop_guard(PG_FUNCTION_ARGS)
 				   " AND d.objid OPERATOR(pg_catalog.=) c.oid AND d.deptype OPERATOR(pg_catalog.=) 'e'"
 				   " AND d.refobjid OPERATOR(pg_catalog.=) %u"
 				   " ORDER BY 1",
-				   quote_identifier(schema), nsp, extid);
+				   quote_identifier(schema), nsp, ext.oid);
 	rc = SPI_execute(sql, true, 0);
 	okno_check_spi(rc, SPI_OK_SELECT, "adopted tables");
 

@@ -276,11 +276,8 @@ cutoff(FunctionCallInfo fcinfo, int argno, const char *name)
 {
 	Interval   *age;
 
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be null", name),
-				 errhint("Pass an age such as '30 days'.")));
+	okno_require_arg(fcinfo, argno, name, ERRCODE_INVALID_PARAMETER_VALUE,
+					 "Pass an age such as '30 days'.");
 	age = PG_GETARG_INTERVAL_P(argno);
 
 	/*

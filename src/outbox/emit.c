@@ -86,11 +86,8 @@ kind_arg(FunctionCallInfo fcinfo)
 {
 	char	   *kind;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("kind must not be null"),
-				 errhint("Name the event's kind, such as \"booking_rescheduled\".")));
+	okno_require_arg(fcinfo, 0, "kind", ERRCODE_NULL_VALUE_NOT_ALLOWED,
+					 "Name the event's kind, such as \"booking_rescheduled\".");
 	kind = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	if (!okno_name_valid(kind, strlen(kind), OKNO_KIND_MAXLEN, "_-."))
 		ereport(ERROR,
@@ -162,11 +159,8 @@ okno_emit(PG_FUNCTION_ARGS)
 
 	PreventCommandIfReadOnly("okno_emit()");
 	kind = kind_arg(fcinfo);
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("payload must not be null"),
-				 errhint("Pass a JSON value; 'null'::jsonb is one.")));
+	okno_require_arg(fcinfo, 1, "payload", ERRCODE_NULL_VALUE_NOT_ALLOWED,
+					 "Pass a JSON value; 'null'::jsonb is one.");
 	payload = PG_GETARG_JSONB_P(1);
 	order_key = order_key_arg(fcinfo);
 

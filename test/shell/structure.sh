@@ -6,7 +6,8 @@
 # defines follows an arrow of DESIGN.md's list, and the arrows have no
 # cycle; DESIGN.md's table names, for each SQL function of the install
 # script, the one file that defines its C symbols; no C file in src/ or
-# relay/ is longer than 700 lines.
+# relay/ is longer than 700 lines, and no function longer than 80 (the few
+# that still are may not grow, and are listed until they get named steps).
 # Prints one "ok - ..." or "not ok - ..." line per check.
 # Usage: structure.sh [TREE] (default: this checkout)
 set -u
@@ -167,6 +168,15 @@ check("DESIGN.md names, for each of the install script's C functions (%d), the f
 stale = sorted(set(rows) - set(symbols))
 check("DESIGN.md's table names no function the install script lacks", not stale, "%s" % stale)
 
+# one direct-access layer: only base/direct.c scans an index of a table or
+# inserts a row without a plan (catalog scans, systable_*, are PostgreSQL's)
+DIRECT_CALLS = r"\b(okno_index_beginscan|index_beginscan|index_getnext_slot|ExecSimpleRelationInsert|ExecInitResultRelation|ExecOpenIndices)\("
+direct = sorted("%s: %s" % (f, ", ".join(sorted(set(re.findall(DIRECT_CALLS, text[f])))))
+                for f in files if f != "src/base/direct.c" and f != "src/compat.h"
+                and re.search(DIRECT_CALLS, re.sub(r"/\*.*?\*/", "", text[f], flags=re.S)))
+check("only src/base/direct.c scans an index or inserts a row without a plan", not direct,
+      "; ".join(direct))
+
 # file length
 long_ = []
 for f in sorted(glob.glob("src/*.c") + glob.glob("src/*/*.c") + glob.glob("relay/*.c")):
@@ -174,4 +184,43 @@ for f in sorted(glob.glob("src/*.c") + glob.glob("src/*/*.c") + glob.glob("relay
     if n > MAX_LINES:
         long_.append("%s (%d)" % (f, n))
 check("no C file in src/ or relay/ is longer than %d lines" % MAX_LINES, not long_, ", ".join(long_))
+
+# function length: the lines between a function's opening and closing
+# brace, each at the start of a line (the layout pgindent keeps)
+MAX_FUNCTION = 80
+# functions still longer, each with the length it may not exceed; a
+# function split into named steps leaves the list
+LONGER = {
+    "relay/deliver.c deliver_exec": 145,
+    "src/delivery/failure.c record_failure": 133,
+    "src/delivery/drain_subscriber.c okno_drain_subscriber": 122,
+    "relay/options.c parse_options": 111,
+    "relay/connect.c open_connection": 111,
+    "src/pure/rfc3339.c rfc3339_parse_offset": 100,
+    "relay/metrics.c metrics_write": 100,
+    "src/maintenance/adopt.c okno_drop_guard": 94,
+    "src/pure/jcs_number.c scan_number": 93,
+    "src/booking/create.c create_booking": 91,
+    "src/delivery/deadletter.c okno_discard": 90,
+    "src/pure/jcs_number.c shortest_digits": 85,
+}
+lengths = {}
+for f in sorted(glob.glob("src/*.c") + glob.glob("src/*/*.c") + glob.glob("relay/*.c")):
+    name, start = None, None
+    for i, line in enumerate(open(f).read().split("\n")):
+        m = re.match(r"^([A-Za-z_]\w*)\(", line)
+        if m:
+            name = m.group(1)
+        elif line.startswith("{") and name is not None:
+            start = i
+        elif line.startswith("}") and start is not None:
+            lengths["%s %s" % (f, name)] = i - start - 1
+            name, start = None, None
+over = ["%s (%d)" % (k, n) for k, n in sorted(lengths.items())
+        if n > LONGER.get(k, MAX_FUNCTION)]
+check("no function in src/ or relay/ is longer than %d lines (%d listed ones no longer than they were)"
+      % (MAX_FUNCTION, len(LONGER)), len(lengths) > 300 and not over, ", ".join(over))
+gone = sorted(k for k in LONGER if lengths.get(k, 0) <= MAX_FUNCTION)
+check("every listed function is still longer than %d lines" % MAX_FUNCTION, not gone,
+      "take off the list: %s" % ", ".join(gone))
 PY

@@ -156,6 +156,29 @@ SELECT last_value = :seq_before AS sequence_unused FROM bookings_id_seq;
 ROLLBACK;
 DROP ROLE regress_okno_noevent;
 
+-- what the direct paths derived is derived again after a table changes in
+-- the session: the key's columns recreated at new attribute numbers, its
+-- primary key recreated as a new index; then replayed and created directly
+BEGIN;
+SELECT okno_create_booking(:actor, 'direct-14', okno_test.p(:room, 12)) AS card \gset
+ALTER TABLE idempotency RENAME COLUMN response_body TO old_body;
+ALTER TABLE idempotency RENAME COLUMN fingerprint_version TO old_version;
+ALTER TABLE idempotency ADD COLUMN response_body jsonb, ADD COLUMN fingerprint_version smallint;
+-- (the old columns' values in the rows left behind them would be read if
+-- the old attribute numbers were)
+UPDATE idempotency SET response_body = old_body, fingerprint_version = old_version,
+    old_body = '"stale"', old_version = 9;
+ALTER TABLE idempotency DROP COLUMN old_body, DROP COLUMN old_version;
+ALTER TABLE idempotency DROP CONSTRAINT idempotency_pkey,
+    ADD CONSTRAINT idempotency_pkey PRIMARY KEY (actor_id, request_key);
+SELECT okno_create_booking(:actor, 'direct-14', okno_test.p(:room, 12)) = :'card'::jsonb AS replayed;
+SELECT okno_test.err(format('SELECT okno_create_booking(%s, %L, %L)', :actor, 'direct-14',
+    okno_test.p(:room, 13)));
+SELECT okno_create_booking(:actor, 'direct-15', okno_test.p(:room, 13)) ->> 'status' AS status;
+SELECT okno_test.err(format('SELECT okno_create_booking(%s, %L, %L)', :actor, 'direct-16',
+    okno_test.p(999999, 14)));
+ROLLBACK;
+
 -- the tables are as before
 SELECT count(*) AS keys FROM idempotency WHERE request_key LIKE 'direct-%';
 DROP FUNCTION okno_test.p(integer, integer);
