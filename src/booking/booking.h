@@ -142,7 +142,6 @@ typedef struct OknoDirectInfo
 	uint64		generation;
 	bool		usable;			/* the tables allow the direct path */
 	MemoryContext cxt;
-	Oid			relids[OKNO_RT_COUNT];
 	AttrNumber	booking_id;		/* bookings.id, filled by its default */
 	Oid			booking_id_type;	/* int8 or int4 */
 	int			natts[OKNO_RT_WRITTEN];

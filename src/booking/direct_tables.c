@@ -277,7 +277,6 @@ static void
 prepare_info(uint64 generation, OknoDirectRel *const *r)
 {
 	MemoryContext oldcxt;
-	int			i;
 
 	if (info.cxt == NULL)
 		info.cxt = AllocSetContextCreate(TopMemoryContext, "okno direct insert",
@@ -288,8 +287,6 @@ prepare_info(uint64 generation, OknoDirectRel *const *r)
 	info.rt.rtable = NIL;
 	info.rt.perminfos = NIL;
 	info.generation = generation;
-	for (i = 0; i < OKNO_RT_COUNT; i++)
-		info.relids[i] = r[i]->relid;
 
 	oldcxt = MemoryContextSwitchTo(info.cxt);
 	info.usable = direct_supported(r);
