@@ -57,6 +57,7 @@ OBJS = \
 	src/delivery/handout.o \
 	src/delivery/wait.o \
 	src/delivery/subscriber.o \
+	src/delivery/routine.o \
 	src/delivery/failure.o \
 	src/delivery/deadletter.o \
 	src/maintenance/tables.o \

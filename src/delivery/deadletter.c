@@ -42,32 +42,6 @@
 PG_FUNCTION_INFO_V1(okno_requeue_parked);
 PG_FUNCTION_INFO_V1(okno_discard);
 
-static OknoPlan requeue_parked_plan = {
-	.sql =
-	"WITH picked AS ("
-	" SELECT o.id FROM %1$s.outbox AS o"
-	"  WHERE o.parked_at IS NOT NULL AND o.delivered_at IS NULL"
-	"    AND ($1::pg_catalog.text IS NULL OR o.kind::pg_catalog.text OPERATOR(pg_catalog.=) $1)"
-	"    AND ($2::pg_catalog.text IS NULL OR o.last_error OPERATOR(pg_catalog.~~) $2)"
-	"    AND ($3::pg_catalog.timestamptz IS NULL OR o.parked_at OPERATOR(pg_catalog.<) $3)"
-	"  ORDER BY o.id FOR UPDATE)"
-	" UPDATE %1$s.outbox AS o SET parked_at = NULL, attempts = 0, available_at = NULL"
-	"  FROM picked WHERE o.id OPERATOR(pg_catalog.=) picked.id",
-	.nargs = 3,
-	.argtypes = {TEXTOID, TEXTOID, TIMESTAMPTZOID}
-};
-
-static OknoPlan discard_lock_plan = {
-	.sql =
-	"SELECT o.kind, o.payload, o.attempts, o.last_error, o.parked_at"
-	"  FROM %1$s.outbox AS o"
-	" WHERE o.id OPERATOR(pg_catalog.=) $1"
-	"   AND o.parked_at IS NOT NULL AND o.delivered_at IS NULL"
-	" FOR UPDATE",
-	.nargs = 1,
-	.argtypes = {UUIDOID}
-};
-
 static OknoPlan discard_record_plan = {
 	.sql =
 	"INSERT INTO %1$s.okno_discarded (event_id, subscriber, kind, payload, attempts,"
@@ -78,53 +52,6 @@ static OknoPlan discard_record_plan = {
 	TIMESTAMPTZOID, TIMESTAMPTZOID, NAMEOID}
 };
 
-static OknoPlan discard_done_plan = {
-	.sql =
-	"UPDATE %1$s.outbox SET delivered_at = $2, parked_at = NULL"
-	" WHERE id OPERATOR(pg_catalog.=) $1",
-	.nargs = 2,
-	.argtypes = {UUIDOID, TIMESTAMPTZOID}
-};
-
-/* the same for the subscribers' delivery states ($4: one subscriber, or all) */
-static OknoPlan requeue_parked_delivery_plan = {
-	.sql =
-	"WITH picked AS ("
-	" SELECT d.subscriber, d.event_id FROM %1$s.okno_delivery AS d"
-	"   JOIN %1$s.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id"
-	"  WHERE d.parked_at IS NOT NULL AND d.delivered_at IS NULL"
-	"    AND ($4::pg_catalog.text IS NULL OR d.subscriber OPERATOR(pg_catalog.=) $4)"
-	"    AND ($1::pg_catalog.text IS NULL OR o.kind::pg_catalog.text OPERATOR(pg_catalog.=) $1)"
-	"    AND ($2::pg_catalog.text IS NULL OR d.last_error OPERATOR(pg_catalog.~~) $2)"
-	"    AND ($3::pg_catalog.timestamptz IS NULL OR d.parked_at OPERATOR(pg_catalog.<) $3)"
-	"  ORDER BY d.event_id, d.subscriber FOR UPDATE OF d)"
-	" UPDATE %1$s.okno_delivery AS d SET parked_at = NULL, attempts = 0, available_at = NULL"
-	"  FROM picked WHERE d.subscriber OPERATOR(pg_catalog.=) picked.subscriber"
-	"   AND d.event_id OPERATOR(pg_catalog.=) picked.event_id",
-	.nargs = 4,
-	.argtypes = {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
-};
-
-static OknoPlan discard_lock_delivery_plan = {
-	.sql =
-	"SELECT o.kind, o.payload, d.attempts, d.last_error, d.parked_at"
-	"  FROM %1$s.okno_delivery AS d"
-	"  JOIN %1$s.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id"
-	" WHERE d.event_id OPERATOR(pg_catalog.=) $1 AND d.subscriber OPERATOR(pg_catalog.=) $2"
-	"   AND d.parked_at IS NOT NULL AND d.delivered_at IS NULL"
-	" FOR UPDATE OF d",
-	.nargs = 2,
-	.argtypes = {UUIDOID, TEXTOID}
-};
-
-static OknoPlan discard_done_delivery_plan = {
-	.sql =
-	"UPDATE %1$s.okno_delivery SET delivered_at = $2, parked_at = NULL"
-	" WHERE event_id OPERATOR(pg_catalog.=) $1 AND subscriber OPERATOR(pg_catalog.=) $3",
-	.nargs = 3,
-	.argtypes = {UUIDOID, TIMESTAMPTZOID, TEXTOID}
-};
-
 /*
  * okno_requeue_parked(subscriber text DEFAULT NULL, kind text DEFAULT NULL,
  *					   error_like text DEFAULT NULL,
@@ -133,11 +60,11 @@ static OknoPlan discard_done_delivery_plan = {
 Datum
 okno_requeue_parked(PG_FUNCTION_ARGS)
 {
+	const OknoDeliveryRoutine *routines[] = {&okno_default_routine, &okno_named_routine};
+	const OknoDeliveryRoutine *chosen = NULL;
 	Datum		values[4];
 	char		nulls[4];
 	bool		all = PG_ARGISNULL(0);
-	char	   *subscriber = NULL;
-	int			rc;
 	uint64		n = 0;
 	int			i;
 	OknoGuard	guard;
@@ -158,26 +85,16 @@ okno_requeue_parked(PG_FUNCTION_ARGS)
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
-	/* every subscriber when NULL */
-	if (!all)
-		subscriber = okno_subscriber_of(fcinfo, 0, "okno_requeue_parked()");
-	if (all || subscriber == NULL)
-	{
-		rc = SPI_execute_plan(okno_plan(&requeue_parked_plan), values, nulls, false, 0);
-		okno_check_spi(rc, SPI_OK_UPDATE, "outbox bulk requeue");
-		n += SPI_processed;
-	}
-	if (all || subscriber != NULL)
-	{
-		if (subscriber != NULL)
-			values[3] = CStringGetTextDatum(subscriber);
-		else
-			nulls[3] = 'n';
-		rc = SPI_execute_plan(okno_plan(&requeue_parked_delivery_plan), values, nulls,
-							  false, 0);
-		okno_check_spi(rc, SPI_OK_UPDATE, "delivery bulk requeue");
-		n += SPI_processed;
-	}
+	/* every subscriber when NULL ($4 NULL too) */
+	if (all)
+		nulls[3] = 'n';
+	else
+		chosen = okno_delivery_routine(okno_subscriber_of(fcinfo, 0, "okno_requeue_parked()"),
+									   &values[3], &nulls[3]);
+	for (i = 0; i < (int) lengthof(routines); i++)
+		if (all || routines[i] == chosen)
+			n += okno_delivery_exec(routines[i], routines[i]->requeue_parked, values, nulls,
+									false, SPI_OK_UPDATE, "outbox bulk requeue");
 	okno_spi_finish();
 	okno_guard_end(&guard);
 
@@ -190,58 +107,20 @@ okno_requeue_parked(PG_FUNCTION_ARGS)
 }
 
 /*
- * okno_discard(event_id uuid, subscriber text DEFAULT 'default')
- *	 RETURNS boolean
- *
- * False when the event is not parked for that subscriber (unknown, pending
- * or done).
+ * Keep the record of a discard in okno_discarded: the parked event as the
+ * discard lock read it (the current SPI result: kind, payload, attempts,
+ * last error, parked_at), for subscriber, by caller, at now.
  */
-Datum
-okno_discard(PG_FUNCTION_ARGS)
+static void
+record_discard(pg_uuid_t *id, const char *subscriber, Name caller, TimestampTz now)
 {
-	pg_uuid_t  *id;
-	char	   *subscriber;
 	Datum		values[9];
 	char		nulls[9];
-	TimestampTz now;
 	int			rc;
 	int			i;
-	OknoGuard	guard;
-	Name		caller;
 
 	memset(nulls, ' ', sizeof(nulls));
-	okno_require_arg(fcinfo, 0, "event_id", ERRCODE_NULL_VALUE_NOT_ALLOWED,
-					 "Pass the id of a parked event to okno_discard().");
-	id = PG_GETARG_UUID_P(0);
-
-	PreventCommandIfReadOnly("okno_discard()");
-
-	/* who discards: the caller, also where it runs as the tables' owner */
-	caller = palloc0(NAMEDATALEN);
-	namestrcpy(caller, GetUserNameFromId(GetUserId(), false));
-
-	okno_guard_begin(&guard);
-	okno_spi_connect();
-	/* NULL: the default subscriber */
-	subscriber = okno_subscriber_of(fcinfo, 1, "okno_discard()");
 	values[0] = UUIDPGetDatum(id);
-	if (subscriber != NULL)
-	{
-		values[1] = CStringGetTextDatum(subscriber);
-		rc = SPI_execute_plan(okno_plan(&discard_lock_delivery_plan), values, NULL, false, 1);
-	}
-	else
-		rc = SPI_execute_plan(okno_plan(&discard_lock_plan), values, NULL, false, 1);
-	okno_check_spi(rc, SPI_OK_SELECT, "outbox discard lock");
-	if (SPI_processed == 0)
-	{
-		okno_spi_finish();
-		okno_guard_end(&guard);
-		PG_RETURN_BOOL(false);
-	}
-
-	/* the record: the event as it was, then when and by whom */
-	now = GetCurrentTimestamp();
 	values[1] = CStringGetTextDatum(subscriber != NULL ? subscriber : OKNO_DEFAULT_SUBSCRIBER);
 	for (i = 0; i < 5; i++)
 	{
@@ -264,24 +143,65 @@ okno_discard(PG_FUNCTION_ARGS)
 				 errdetail("A BEFORE trigger or a rule on the table kept the row from being stored; "
 						   "okno discards an event only together with its record."),
 				 errhint("Let okno's inserts into okno_discarded through.")));
+}
 
-	values[1] = TimestampTzGetDatum(now);
-	if (subscriber != NULL)
+/*
+ * okno_discard(event_id uuid, subscriber text DEFAULT 'default')
+ *	 RETURNS boolean
+ *
+ * False when the event is not parked for that subscriber (unknown, pending
+ * or done).
+ */
+Datum
+okno_discard(PG_FUNCTION_ARGS)
+{
+	pg_uuid_t  *id;
+	const char *subscriber;
+	const OknoDeliveryRoutine *r;
+	Datum		values[3];
+	char		nulls[3];
+	TimestampTz now;
+	OknoGuard	guard;
+	Name		caller;
+
+	okno_require_arg(fcinfo, 0, "event_id", ERRCODE_NULL_VALUE_NOT_ALLOWED,
+					 "Pass the id of a parked event to okno_discard().");
+	id = PG_GETARG_UUID_P(0);
+
+	PreventCommandIfReadOnly("okno_discard()");
+
+	/* who discards: the caller, also where it runs as the tables' owner */
+	caller = palloc0(NAMEDATALEN);
+	namestrcpy(caller, GetUserNameFromId(GetUserId(), false));
+
+	okno_guard_begin(&guard);
+	okno_spi_connect();
+	/* NULL: the default subscriber */
+	subscriber = okno_subscriber_of(fcinfo, 1, "okno_discard()");
+	values[0] = UUIDPGetDatum(id);
+	nulls[0] = ' ';
+	r = okno_delivery_routine(subscriber, &values[1], &nulls[1]);
+	if (okno_delivery_exec(r, r->discard_lock, values, nulls, false, SPI_OK_SELECT,
+						   "outbox discard lock") == 0)
 	{
-		values[2] = CStringGetTextDatum(subscriber);
-		rc = SPI_execute_plan(okno_plan(&discard_done_delivery_plan), values, NULL, false, 0);
+		okno_spi_finish();
+		okno_guard_end(&guard);
+		PG_RETURN_BOOL(false);
 	}
-	else
-		rc = SPI_execute_plan(okno_plan(&discard_done_plan), values, NULL, false, 0);
-	okno_check_spi(rc, SPI_OK_UPDATE, "outbox discard");
-	if (SPI_processed != 1)
+
+	/* the record: the event as it was, then when and by whom; then done */
+	now = GetCurrentTimestamp();
+	record_discard(id, subscriber, caller, now);
+	values[2] = TimestampTzGetDatum(now);
+	nulls[2] = ' ';
+	if (okno_delivery_exec(r, r->discard_done, values, nulls, false, SPI_OK_UPDATE,
+						   "outbox discard") != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the discarded event was not marked done in table \"%s.%s\"",
-						okno_schema_name(), subscriber != NULL ? "okno_delivery" : "outbox"),
+						okno_schema_name(), r->table),
 				 errdetail("A BEFORE trigger or a rule on the table kept the row from being updated."),
-				 errhint("Let okno's updates of %s through.",
-						 subscriber != NULL ? "okno_delivery" : "outbox")));
+				 errhint("Let okno's updates of %s through.", r->table)));
 	okno_spi_finish();
 	okno_guard_end(&guard);
 

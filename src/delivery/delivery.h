@@ -4,10 +4,12 @@
  *	  The delivery group: handing events out and keeping their delivery
  *	  state, for the default subscriber and for named ones.
  *
- * Owns: the SQL drains' entry (drain.c) and the two drains it chooses
- * between, the outbox's own for the default subscriber (drain_outbox.c,
- * with its per-backend cursor and the drain hint) and a named
- * subscriber's over okno_delivery (drain_subscriber.c); the "all rows
+ * Owns: where a subscriber's delivery state lives and the statements that
+ * read and change it, one table of routines per kind of subscriber
+ * (routine.c); the SQL drains' entry (drain.c) and the two drains the
+ * routines name, the outbox's own for the default subscriber
+ * (drain_outbox.c, with its per-backend cursor and the drain hint) and a
+ * named subscriber's over okno_delivery (drain_subscriber.c); the "all rows
  * read" watch on a drain's result (handout.c); okno_wait (wait.c); the
  * subscribers and their names (subscriber.c); failures, retries and the
  * settings okno.retry_base, okno.retry_cap and okno.max_attempts
@@ -100,6 +102,52 @@
 	HELD(p)
 #define OKNO_SQL_OUTBOX_DUE(p, after) OKNO_SQL_OUTBOX_DUE_(p, after, OKNO_SQL_NOT_HELD_BACK)
 #define OKNO_SQL_OUTBOX_DUE_0_6(p, after) OKNO_SQL_OUTBOX_DUE_(p, after, OKNO_SQL_NOT_HELD_BACK_0_6)
+
+/*
+ * A subscriber's delivery state and what reads and changes it, one table
+ * for each kind of subscriber (routine.c): the default one's state is
+ * outbox's own columns, a named one's its rows of okno_delivery.  A verb
+ * chooses the table once, from its subscriber argument, and is written
+ * once against it.  Per-event statements take ($1 event id, $2 subscriber,
+ * ...).
+ */
+typedef enum OknoFailForm
+{
+	OKNO_FAIL_ROW,				/* the state's row (the default's: outbox) */
+	OKNO_FAIL_COLUMNS,			/* okno's columns of it (0.6.0's OUT parameters) */
+	OKNO_FAIL_DELIVERY,			/* the state as a row of okno_delivery */
+	OKNO_FAIL_NFORMS
+} OknoFailForm;
+
+typedef struct OknoDeliveryRoutine
+{
+	const char *table;			/* where the state lives, for messages */
+	/* hand due events out into rsinfo (drain_outbox.c, drain_subscriber.c) */
+	uint64		(*drain) (ReturnSetInfo *rsinfo, const char *subscriber,
+						  int32 max_events, int ncols);
+	/* write the missing row of an event handed out as it was copied */
+	bool		(*adopt) (Datum id, Datum subscriber);
+	OknoPlan   *lock;			/* attempts, parked: FOR UPDATE */
+	OknoPlan   *fail[OKNO_FAIL_NFORMS];	/* ($3 attempts, $4 error, $5
+										 * available_at, $6 parked_at) */
+	OknoPlan   *release;		/* delivered → pending */
+	OknoPlan   *requeue;		/* parked → pending, attempts 0 */
+	OknoPlan   *requeue_parked; /* ($1 kind, $2 error_like, $3 parked_before,
+								 * $4 subscriber or NULL: all) */
+	OknoPlan   *discard_lock;	/* kind, payload, attempts, last_error,
+								 * parked_at of a parked event */
+	OknoPlan   *discard_done;	/* ($3 when) */
+	OknoPlan   *next_due;		/* ($1 subscriber) a delay's end, or NULL */
+} OknoDeliveryRoutine;
+
+/* routine.c */
+extern const OknoDeliveryRoutine okno_default_routine;
+extern const OknoDeliveryRoutine okno_named_routine;
+extern const OknoDeliveryRoutine *okno_delivery_routine(const char *subscriber,
+														Datum *arg, char *argnull);
+extern uint64 okno_delivery_exec(const OknoDeliveryRoutine *r, OknoPlan *plan,
+								 Datum *values, const char *nulls, bool adopt,
+								 int expected, const char *what);
 
 /* drain.c: the SQL drains; the group's init */
 extern void okno_delivery_init(void);

@@ -64,32 +64,20 @@ drain(FunctionCallInfo fcinfo, const char *fname, DrainOf of, int argno,
 	  int32 max_events, int ncols)
 {
 	char	   *subscriber = NULL;
+	const OknoDeliveryRoutine *r;
 	uint64		n;
 
 	PreventCommandIfReadOnly(fname);
+	/* NULL: the default one; whether another exists, its drain finds out */
 	if (of == DRAIN_NAMED)
-	{
-		/* NULL: the default one; whether another exists, its drain finds out */
 		subscriber = okno_subscriber_named(fcinfo, argno, fname);
-		if (subscriber == NULL)
-			of = DRAIN_DEFAULT;
-	}
+	r = okno_delivery_routine(subscriber, NULL, NULL);
 
 	InitMaterializedSRF(fcinfo, 0);
-	switch (of)
-	{
-		case DRAIN_0_1:
-			n = okno_drain_outbox_0_1((ReturnSetInfo *) fcinfo->resultinfo);
-			break;
-		case DRAIN_DEFAULT:
-			n = okno_drain_outbox((ReturnSetInfo *) fcinfo->resultinfo,
-								  max_events, ncols);
-			break;
-		default:
-			n = okno_drain_subscriber((ReturnSetInfo *) fcinfo->resultinfo,
-									  subscriber, max_events, ncols);
-			break;
-	}
+	if (of == DRAIN_0_1)
+		n = okno_drain_outbox_0_1((ReturnSetInfo *) fcinfo->resultinfo);
+	else
+		n = r->drain((ReturnSetInfo *) fcinfo->resultinfo, subscriber, max_events, ncols);
 
 	/* a cursor must read them all, or its transaction rolls back */
 	okno_handout_watch(fcinfo, fname, n);

@@ -344,6 +344,115 @@ put_row(ReturnSetInfo *rsinfo, SPITupleTable *t, uint64 i, int ncols)
 }
 
 /*
+ * Step 1: lock the subscriber's row (false: another drain is copying, or
+ * there is no such subscriber: subscriber_missing); a snapshot of another
+ * cluster is rebased first, so that what may be missing is copied again.
+ */
+static bool
+lock_subscriber(Datum name, const char *subscriber)
+{
+	Datum		args[3];
+	bool		isnull;
+	int			rc;
+
+	rc = SPI_execute_plan(okno_plan(&lock_plan), &name, NULL, false, 1);
+	okno_check_spi(rc, SPI_OK_SELECT, "subscriber lock");
+	if (SPI_processed != 1)
+	{
+		okno_subscriber_check(subscriber);
+		return false;
+	}
+	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									1, &isnull)) != (int64) GetSystemIdentifier())
+	{
+		args[0] = name;
+		args[1] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+		args[2] = Int64GetDatum((int64) GetSystemIdentifier());
+		rc = SPI_execute_plan(okno_plan(&rebase_plan), args, NULL, false, 0);
+		okno_check_spi(rc, SPI_OK_UPDATE_RETURNING, "subscriber rebase");
+	}
+	return true;
+}
+
+/*
+ * Step 3's bound: the xid below which the copy of at most room events
+ * stops, in *stop and *stopnull (null: no bound, everything new fits).
+ * In a snapshot of its own, taken after the row lock, as the copy's is: the
+ * statement's snapshot can predate the commit of another drain's copy that
+ * the lock waited for or came after, and a stop found from the stored
+ * snapshot that one shows would lie below the stored position, which the
+ * copy would then move back.
+ */
+static void
+copy_bound(Datum name, int32 room, Datum *stop, char *stopnull)
+{
+	Datum		args[3];
+	bool		isnull;
+	int			rc;
+	int			sortlevel;
+	FullTransactionId first;
+	FullTransactionId last;
+	HeapTuple	row;
+	TupleDesc	desc;
+
+	args[0] = name;
+	args[1] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	args[2] = Int32GetDatum(room);
+	sortlevel = plan_for_indexes(true);
+	rc = SPI_execute_plan(okno_plan(&cut_plan), args, NULL, false, 1);
+	AtEOXact_GUC(true, sortlevel);
+	okno_check_spi(rc, SPI_OK_SELECT, "subscriber copy bound");
+	row = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	*stop = (Datum) 0;
+	*stopnull = 'n';
+	if (DatumGetInt64(SPI_getbinval(row, desc, 3, &isnull)) <= room)
+		return;
+	first = DatumGetFullTransactionId(SPI_getbinval(row, desc, 1, &isnull));
+	last = DatumGetFullTransactionId(SPI_getbinval(row, desc, 2, &isnull));
+	/* a single transaction has more than room: all of it */
+	if (FullTransactionIdEquals(first, last))
+		FullTransactionIdAdvance(&last);
+	*stop = FullTransactionIdGetDatum(last);
+	*stopnull = ' ';
+}
+
+/*
+ * Step 3: copy (and hand out) up to room events committed since the last
+ * copy, the order keys of the npicked events step 2 handed out held back
+ * behind them; the copied rows are the current SPI result.
+ */
+static void
+copy_new(Datum name, int32 room, SPITupleTable *picked, uint64 npicked)
+{
+	Datum	   *keys = palloc(sizeof(Datum) * (npicked + 1));
+	int			nkeys = 0;
+	Datum		args[5];
+	char		nulls[5];
+	bool		isnull;
+	uint64		i;
+	int			rc;
+
+	memset(nulls, ' ', sizeof(nulls));
+	copy_bound(name, room, &args[4], &nulls[4]);
+	/* the order keys of the events step 2 handed out (NULL: none) */
+	for (i = 0; i < npicked; i++)
+	{
+		Datum		k = SPI_getbinval(picked->vals[i], picked->tupdesc, 5, &isnull);
+
+		if (!isnull)
+			keys[nkeys++] = k;
+	}
+	args[0] = name;
+	args[1] = Int32GetDatum(room);
+	args[2] = PointerGetDatum(construct_array(keys, nkeys, JSONBOID,
+											  -1, false, TYPALIGN_INT));
+	args[3] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	rc = SPI_execute_plan(okno_plan(&copy_plan), args, nulls, false, 0);
+	okno_check_spi(rc, SPI_OK_SELECT, "subscriber copy");
+}
+
+/*
  * Drain up to max_events events due for subscriber (not the default one)
  * into rsinfo's result set (made ready by the caller), in id order, and
  * return how many.
@@ -353,10 +462,8 @@ okno_drain_subscriber(ReturnSetInfo *rsinfo, const char *subscriber,
 					  int32 max_events, int ncols)
 {
 	Datum		name = CStringGetTextDatum(subscriber);
-	Datum		args[5];
-	char		nulls[5];
+	Datum		args[2];
 	bool		locked;
-	bool		isnull;
 	SPITupleTable *picked;
 	uint64		npicked;
 	SPITupleTable *copied = NULL;
@@ -372,21 +479,7 @@ okno_drain_subscriber(ReturnSetInfo *rsinfo, const char *subscriber,
 	nestlevel = plan_for_indexes(false);
 
 	/* 1: the row lock, or another drain is copying */
-	rc = SPI_execute_plan(okno_plan(&lock_plan), &name, NULL, false, 1);
-	okno_check_spi(rc, SPI_OK_SELECT, "subscriber lock");
-	locked = (SPI_processed == 1);
-	if (!locked)
-		okno_subscriber_check(subscriber);
-	else if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-										 1, &isnull)) != (int64) GetSystemIdentifier())
-	{
-		/* a snapshot of another cluster: copy again what may be missing */
-		args[0] = name;
-		args[1] = FullTransactionIdGetDatum(GetTopFullTransactionId());
-		args[2] = Int64GetDatum((int64) GetSystemIdentifier());
-		rc = SPI_execute_plan(okno_plan(&rebase_plan), args, NULL, false, 0);
-		okno_check_spi(rc, SPI_OK_UPDATE_RETURNING, "subscriber rebase");
-	}
+	locked = lock_subscriber(name, subscriber);
 
 	/* 2: the due rows already copied */
 	args[0] = Int32GetDatum(max_events);
@@ -399,62 +492,7 @@ okno_drain_subscriber(ReturnSetInfo *rsinfo, const char *subscriber,
 	/* 3: the events committed since the last copy */
 	if (locked && npicked < (uint64) max_events)
 	{
-		Datum	   *bookings = palloc(sizeof(Datum) * (npicked + 1));
-		int			nb;
-		int32		room = max_events - (int32) npicked;
-		int			sortlevel;
-
-		/* where the copy stops */
-		args[0] = name;
-		args[1] = FullTransactionIdGetDatum(GetTopFullTransactionId());
-		args[2] = Int32GetDatum(room);
-		/*
-		 * In a snapshot of its own, taken after the row lock, as the copy's
-		 * is: the statement's snapshot can predate the commit of another
-		 * drain's copy that the lock waited for or came after, and a stop
-		 * found from the stored snapshot that one shows would lie below
-		 * the stored position, which the copy would then move back.
-		 */
-		sortlevel = plan_for_indexes(true);
-		rc = SPI_execute_plan(okno_plan(&cut_plan), args, NULL, false, 1);
-		AtEOXact_GUC(true, sortlevel);
-		okno_check_spi(rc, SPI_OK_SELECT, "subscriber copy bound");
-		memset(nulls, ' ', sizeof(nulls));
-		nulls[4] = 'n';
-		args[4] = (Datum) 0;
-		if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3,
-										&isnull)) > room)
-		{
-			FullTransactionId first;
-			FullTransactionId stop;
-
-			first = DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[0],
-															SPI_tuptable->tupdesc, 1, &isnull));
-			stop = DatumGetFullTransactionId(SPI_getbinval(SPI_tuptable->vals[0],
-														   SPI_tuptable->tupdesc, 2, &isnull));
-			/* a single transaction has more than room: all of it */
-			if (FullTransactionIdEquals(first, stop))
-				FullTransactionIdAdvance(&stop);
-			args[4] = FullTransactionIdGetDatum(stop);
-			nulls[4] = ' ';
-		}
-
-		/* the order keys of the events step 2 handed out (NULL: none) */
-		nb = 0;
-		for (i = 0; i < npicked; i++)
-		{
-			Datum		b = SPI_getbinval(picked->vals[i], picked->tupdesc, 5, &isnull);
-
-			if (!isnull)
-				bookings[nb++] = b;
-		}
-		args[0] = name;
-		args[1] = Int32GetDatum(room);
-		args[2] = PointerGetDatum(construct_array(bookings, nb, JSONBOID,
-												  -1, false, TYPALIGN_INT));
-		args[3] = FullTransactionIdGetDatum(GetTopFullTransactionId());
-		rc = SPI_execute_plan(okno_plan(&copy_plan), args, nulls, false, 0);
-		okno_check_spi(rc, SPI_OK_SELECT, "subscriber copy");
+		copy_new(name, max_events - (int32) npicked, picked, npicked);
 		copied = SPI_tuptable;
 		ncopied = SPI_processed;
 	}

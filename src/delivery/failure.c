@@ -24,13 +24,11 @@
  * once instead of at its next poll.
  *
  * Each has a form with a subscriber argument (0.5.0) that works on that
- * subscriber's delivery state, okno_delivery, instead ("default": the same
- * as the form without it).  An event that the subscriber's drain handed out
- * as it copied it has no row there (drain_subscriber.c): okno_record_failure and
- * okno_release write it first, as delivered, when the subscriber has
- * copied the event (its snapshot sees the event's transaction finished, or
- * created_xid is cleared: every subscriber has) and the event began after
- * the subscription did (okno_subscriber.since).
+ * subscriber's delivery state instead ("default": the same as the form
+ * without it), through its routines (routine.c).  An event that a named
+ * subscriber's drain handed out as it copied it has no row of its own
+ * (drain_subscriber.c): okno_record_failure and okno_release write it
+ * first, as delivered (the routines' adopt).
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -41,8 +39,6 @@
 #include <math.h>
 
 #include "access/htup_details.h"
-#include "access/xlog.h"
-#include "catalog/pg_type.h"
 #include "common/pg_prng.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -50,9 +46,8 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
-#include "utils/uuid.h"
-
 #include "utils/guc.h"
+#include "utils/uuid.h"
 
 #include "base/base.h"
 #include "outbox/outbox.h"
@@ -71,160 +66,6 @@ PG_FUNCTION_INFO_V1(okno_record_failure);
 PG_FUNCTION_INFO_V1(okno_record_failure_0_6);
 PG_FUNCTION_INFO_V1(okno_release);
 PG_FUNCTION_INFO_V1(okno_requeue);
-
-static OknoPlan lock_event_plan = {
-	.sql =
-	"SELECT attempts, parked_at IS NOT NULL FROM %1$s.outbox"
-	" WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-	.nargs = 1,
-	.argtypes = {UUIDOID}
-};
-
-static OknoPlan record_failure_plan = {
-	.sql =
-	"UPDATE %1$s.outbox AS o SET delivered_at = NULL, attempts = $2, last_error = $3,"
-	" available_at = $4, parked_at = COALESCE(o.parked_at, $5)"
-	" WHERE o.id OPERATOR(pg_catalog.=) $1 RETURNING o",
-	.nargs = 5,
-	.argtypes = {UUIDOID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
-};
-
-/*
- * The same, returning okno's columns of the row (0.6.0's OUT parameters)
- * instead of the row of the application's table, whose other columns are
- * the application's
- */
-static OknoPlan record_failure_columns_plan = {
-	.sql =
-	"UPDATE %1$s.outbox AS o SET delivered_at = NULL, attempts = $2, last_error = $3,"
-	" available_at = $4, parked_at = COALESCE(o.parked_at, $5)"
-	" WHERE o.id OPERATOR(pg_catalog.=) $1"
-	" RETURNING o.id, o.kind::pg_catalog.text, o.payload, o.created_at, o.delivered_at,"
-	" o.attempts, o.last_error, o.available_at, o.parked_at, o.created_xid",
-	.nargs = 5,
-	.argtypes = {UUIDOID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
-};
-
-static OknoPlan release_plan = {
-	.sql =
-	"UPDATE %1$s.outbox SET delivered_at = NULL"
-	" WHERE id OPERATOR(pg_catalog.=) $1 AND delivered_at IS NOT NULL",
-	.nargs = 1,
-	.argtypes = {UUIDOID}
-};
-
-static OknoPlan requeue_plan = {
-	.sql =
-	"UPDATE %1$s.outbox SET parked_at = NULL, attempts = 0, available_at = NULL"
-	" WHERE id OPERATOR(pg_catalog.=) $1 AND delivered_at IS NULL",
-	.nargs = 1,
-	.argtypes = {UUIDOID}
-};
-
-/* the same for a subscriber's delivery state ($6 or $2: the subscriber) */
-static OknoPlan lock_delivery_plan = {
-	.sql =
-	"SELECT attempts, parked_at IS NOT NULL FROM %1$s.okno_delivery"
-	" WHERE event_id OPERATOR(pg_catalog.=) $1 AND subscriber OPERATOR(pg_catalog.=) $2"
-	" FOR UPDATE",
-	.nargs = 2,
-	.argtypes = {UUIDOID, TEXTOID}
-};
-
-static OknoPlan record_delivery_failure_plan = {
-	.sql =
-	"UPDATE %1$s.okno_delivery AS o SET delivered_at = NULL, attempts = $2, last_error = $3,"
-	" available_at = $4, parked_at = COALESCE(o.parked_at, $5)"
-	" WHERE o.event_id OPERATOR(pg_catalog.=) $1 AND o.subscriber OPERATOR(pg_catalog.=) $6"
-	" RETURNING o",
-	.nargs = 6,
-	.argtypes = {UUIDOID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID}
-};
-
-static OknoPlan release_delivery_plan = {
-	.sql =
-	"UPDATE %1$s.okno_delivery SET delivered_at = NULL"
-	" WHERE event_id OPERATOR(pg_catalog.=) $1 AND subscriber OPERATOR(pg_catalog.=) $2"
-	" AND delivered_at IS NOT NULL",
-	.nargs = 2,
-	.argtypes = {UUIDOID, TEXTOID}
-};
-
-static OknoPlan requeue_delivery_plan = {
-	.sql =
-	"UPDATE %1$s.okno_delivery SET parked_at = NULL, attempts = 0, available_at = NULL"
-	" WHERE event_id OPERATOR(pg_catalog.=) $1 AND subscriber OPERATOR(pg_catalog.=) $2"
-	" AND delivered_at IS NULL",
-	.nargs = 2,
-	.argtypes = {UUIDOID, TEXTOID}
-};
-
-/*
- * The row of an event that subscriber $2 was handed as its drain copied it
- * (and so has none), as that drain would have written it: delivered.
- * Nothing for an event the subscriber has not copied, one from before the
- * subscription, or while its snapshot is of another cluster ($3: this
- * cluster's system identifier; the next drain copies again what it must).
- * The subscriber's row is locked (FOR KEY SHARE) so that okno_unsubscribe
- * waits for this transaction and then removes the row written here; a
- * drain's lock of it (FOR NO KEY UPDATE) does not make this wait.
- */
-#define OKNO_SQL_DELIVERED_ROW(KEY, COL) \
-	"INSERT INTO %1$s.okno_delivery (subscriber, event_id, " COL ", first, delivered_at)" \
-	" SELECT u.name, e.id, " KEY("e") "," \
-	"        e.kind OPERATOR(pg_catalog.=) 'booking_created', pg_catalog.clock_timestamp()" \
-	"   FROM %1$s.okno_subscriber AS u, %1$s.outbox AS e" \
-	"  WHERE u.name OPERATOR(pg_catalog.=) $2 AND e.id OPERATOR(pg_catalog.=) $1" \
-	"    AND u.copied_system OPERATOR(pg_catalog.=) $3" \
-	"    AND e.created_at OPERATOR(pg_catalog.>=) u.since" \
-	"    AND (e.created_xid IS NULL" \
-	"         OR pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot))" \
-	"    FOR KEY SHARE OF u" \
-	" ON CONFLICT (subscriber, event_id) DO NOTHING"
-
-static OknoPlan delivered_row_plan = {
-	.sql = OKNO_SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY, OKNO_DELIVERY_KEY),
-	.sql_0_6 = OKNO_SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY_0_6, OKNO_DELIVERY_KEY_0_6),
-	.sql_unprepared = OKNO_SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY_UNPREPARED, OKNO_DELIVERY_KEY),
-	.nargs = 3,
-	.argtypes = {UUIDOID, TEXTOID, INT8OID}
-};
-
-/*
- * Write the row of an event that subscriber was handed without one (see
- * delivered_row_plan); true if it did.
- */
-static bool
-write_delivered_row(pg_uuid_t *id, const char *subscriber)
-{
-	Datum		values[3];
-	int			rc;
-
-	values[0] = UUIDPGetDatum(id);
-	values[1] = CStringGetTextDatum(subscriber);
-	values[2] = Int64GetDatum((int64) GetSystemIdentifier());
-	rc = SPI_execute_plan(okno_plan(&delivered_row_plan), values, NULL, false, 0);
-	okno_check_spi(rc, SPI_OK_INSERT, "subscriber delivery row");
-	return SPI_processed == 1;
-}
-
-/*
- * The default subscriber's state of an event as a row of okno_delivery:
- * okno_record_failure's result when it is called with "default".
- */
-#define OKNO_SQL_DEFAULT_AS_DELIVERY(KEY) \
-	"SELECT ROW('default', o.id, " KEY("o") "," \
-	" o.kind OPERATOR(pg_catalog.=) 'booking_created', o.delivered_at, o.attempts," \
-	" o.last_error, o.available_at, o.parked_at)::%1$s.okno_delivery" \
-	" FROM %1$s.outbox AS o WHERE o.id OPERATOR(pg_catalog.=) $1"
-
-static OknoPlan default_as_delivery_plan = {
-	.sql = OKNO_SQL_DEFAULT_AS_DELIVERY(OKNO_SQL_ORDER_KEY),
-	.sql_0_6 = OKNO_SQL_DEFAULT_AS_DELIVERY(OKNO_SQL_ORDER_KEY_0_6),
-	.sql_unprepared = OKNO_SQL_DEFAULT_AS_DELIVERY(OKNO_SQL_ORDER_KEY_UNPREPARED),
-	.nargs = 1,
-	.argtypes = {UUIDOID}
-};
 
 /*
  * Define the retry settings.
@@ -287,44 +128,104 @@ event_id_arg(FunctionCallInfo fcinfo, const char *fname)
  * okno_record_failure(event_id uuid, error text, subscriber text)
  *	 RETURNS okno_delivery (0.5.0)
  *
- * The event's row (its delivery state) as it is after the update.  Unknown
- * event, or one the subscriber has not been handed: event_missing.
+ * The event's delivery state as it is after the update.  Unknown event, or
+ * one the subscriber has not been handed: event_missing.
  */
-static Datum record_failure(FunctionCallInfo fcinfo, bool columns);
+static Datum record_failure(FunctionCallInfo fcinfo, OknoFailForm form);
 
 Datum
 okno_record_failure(PG_FUNCTION_ARGS)
 {
-	return record_failure(fcinfo, false);
+	return record_failure(fcinfo, PG_NARGS() > 2 ? OKNO_FAIL_DELIVERY : OKNO_FAIL_ROW);
 }
 
 Datum
 okno_record_failure_0_6(PG_FUNCTION_ARGS)
 {
-	return record_failure(fcinfo, true);
+	return record_failure(fcinfo, OKNO_FAIL_COLUMNS);
+}
+
+/*
+ * The next state of an event that failed again after attempts, with error
+ * (at most OKNO_LAST_ERROR_MAXLEN bytes of it): values and nulls [2..5] of
+ * the routines' fail statement.  Parked once the attempts reach
+ * okno.max_attempts (or if it was parked already: it keeps its parked_at),
+ * else due again after the backoff, and waiting relays learn when.
+ */
+static void
+next_failed_state(int32 attempts, bool parked, text *error, Datum *values, char *nulls)
+{
+	char	   *errstr = VARDATA_ANY(error);
+	int			errlen;
+	TimestampTz now = GetCurrentTimestamp();
+
+	errlen = pg_mbcliplen(errstr, VARSIZE_ANY_EXHDR(error), OKNO_LAST_ERROR_MAXLEN);
+	if (attempts < PG_INT32_MAX)
+		attempts++;
+	values[2] = Int32GetDatum(attempts);
+	values[3] = PointerGetDatum(cstring_to_text_with_len(errstr, errlen));
+	if (parked || attempts >= max_attempts)
+	{
+		nulls[4] = 'n';
+		values[5] = TimestampTzGetDatum(now);
+	}
+	else
+	{
+		values[4] = TimestampTzGetDatum(now + retry_delay_us(attempts));
+		nulls[5] = 'n';
+		okno_wake_at_commit();
+	}
+}
+
+/*
+ * The fail statement's one row as the function's result, in the caller's
+ * memory context cxt: the value of its one column, or (OKNO_FAIL_COLUMNS)
+ * its columns as a tuple of desc.
+ */
+static Datum
+failure_result(OknoFailForm form, TupleDesc desc, MemoryContext cxt)
+{
+	HeapTuple	row = SPI_tuptable->vals[0];
+	TupleDesc	rowdesc = SPI_tuptable->tupdesc;
+	MemoryContext oldcxt;
+	Datum		result;
+	bool		isnull;
+	Datum	   *cols;
+	bool	   *colnulls;
+
+	if (form != OKNO_FAIL_COLUMNS)
+	{
+		result = SPI_getbinval(row, rowdesc, 1, &isnull);
+		if (isnull)
+			elog(ERROR, "outbox failure update returned no row");
+		return SPI_datumTransfer(result, false, -1);
+	}
+	if (rowdesc->natts != desc->natts)
+		elog(ERROR, "outbox failure update returned %d columns", rowdesc->natts);
+	oldcxt = MemoryContextSwitchTo(cxt);
+	cols = palloc(desc->natts * sizeof(Datum));
+	colnulls = palloc(desc->natts * sizeof(bool));
+	heap_deform_tuple(row, rowdesc, cols, colnulls);
+	result = HeapTupleGetDatum(heap_form_tuple(desc, cols, colnulls));
+	MemoryContextSwitchTo(oldcxt);
+	return result;
 }
 
 static Datum
-record_failure(FunctionCallInfo fcinfo, bool columns)
+record_failure(FunctionCallInfo fcinfo, OknoFailForm form)
 {
 	pg_uuid_t  *id = event_id_arg(fcinfo, "okno_record_failure()");
+	const OknoDeliveryRoutine *r;
 	text	   *error;
-	char	   *errstr;
-	int			errlen;
-	char	   *subscriber = NULL;
 	Datum		values[6];
 	char		nulls[6];
-	int32		attempts;
-	bool		parked;
 	bool		isnull;
-	TimestampTz now;
-	int			rc;
 	Datum		result;
 	OknoGuard	guard;
 	MemoryContext cxt = CurrentMemoryContext;
 	TupleDesc	desc = NULL;
 
-	if (columns)
+	if (form == OKNO_FAIL_COLUMNS)
 	{
 		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 			elog(ERROR, "okno_record_failure() must return a composite type");
@@ -333,107 +234,30 @@ record_failure(FunctionCallInfo fcinfo, bool columns)
 	okno_require_arg(fcinfo, 1, "error", ERRCODE_NULL_VALUE_NOT_ALLOWED,
 					 "Describe the failure, for example \"exit status 1\".");
 	error = PG_GETARG_TEXT_PP(1);
-	errstr = VARDATA_ANY(error);
-	errlen = pg_mbcliplen(errstr, VARSIZE_ANY_EXHDR(error), OKNO_LAST_ERROR_MAXLEN);
 
 	PreventCommandIfReadOnly("okno_record_failure()");
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
-	if (PG_NARGS() > 2)
-		subscriber = okno_subscriber_of(fcinfo, 2, "okno_record_failure()");
-
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = UUIDPGetDatum(id);
-	if (subscriber != NULL)
-	{
-		values[1] = CStringGetTextDatum(subscriber);
-		rc = SPI_execute_plan(okno_plan(&lock_delivery_plan), values, NULL, false, 1);
-		okno_check_spi(rc, SPI_OK_SELECT, "outbox event lock");
-		/* handed out as it was copied: no row yet */
-		if (SPI_processed == 0 && write_delivered_row(id, subscriber))
-			rc = SPI_execute_plan(okno_plan(&lock_delivery_plan), values, NULL, false, 1);
-	}
-	else
-		rc = SPI_execute_plan(okno_plan(&lock_event_plan), values, NULL, false, 1);
-	okno_check_spi(rc, SPI_OK_SELECT, "outbox event lock");
-	if (SPI_processed == 0)
+	r = okno_delivery_routine(PG_NARGS() > 2 ?
+							  okno_subscriber_of(fcinfo, 2, "okno_record_failure()") : NULL,
+							  &values[1], &nulls[1]);
+	if (okno_delivery_exec(r, r->lock, values, nulls, true, SPI_OK_SELECT,
+						   "outbox event lock") == 0)
 		okno_error_event_missing(DatumGetCString(DirectFunctionCall1(uuid_out,
 																	 UUIDPGetDatum(id))));
-	attempts = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-										   1, &isnull));
-	parked = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-										2, &isnull));
-
-	if (attempts < PG_INT32_MAX)
-		attempts++;
-	now = GetCurrentTimestamp();
-
-	values[1] = Int32GetDatum(attempts);
-	values[2] = PointerGetDatum(cstring_to_text_with_len(errstr, errlen));
-	if (parked || attempts >= max_attempts)
-	{
-		/*
-		 * parked: never handed out again until okno_requeue(); an event that
-		 * was parked already keeps its parked_at
-		 */
-		nulls[3] = 'n';
-		values[4] = TimestampTzGetDatum(now);
-	}
-	else
-	{
-		values[3] = TimestampTzGetDatum(now + retry_delay_us(attempts));
-		nulls[4] = 'n';
-		/* waiting relays learn when it comes due */
-		okno_wake_at_commit();
-	}
-	if (subscriber != NULL)
-	{
-		values[5] = CStringGetTextDatum(subscriber);
-		rc = SPI_execute_plan(okno_plan(&record_delivery_failure_plan), values, nulls,
-							  false, 0);
-	}
-	else
-		rc = SPI_execute_plan(okno_plan(columns ? &record_failure_columns_plan :
-										&record_failure_plan),
-							  values, nulls, false, 0);
-	okno_check_spi(rc, SPI_OK_UPDATE_RETURNING, "outbox failure update");
-	if (SPI_processed != 1)
+	next_failed_state(DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+												  SPI_tuptable->tupdesc, 1, &isnull)),
+					  DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+												 SPI_tuptable->tupdesc, 2, &isnull)),
+					  error, values, nulls);
+	Assert(r->fail[form] != NULL);
+	if (okno_delivery_exec(r, r->fail[form], values, nulls, false,
+						   SPI_OK_UPDATE_RETURNING, "outbox failure update") != 1)
 		elog(ERROR, "outbox failure update changed " UINT64_FORMAT " rows", SPI_processed);
-
-	/* called with "default": the outbox row as a delivery state */
-	if (subscriber == NULL && PG_NARGS() > 2)
-	{
-		rc = SPI_execute_plan(okno_plan(&default_as_delivery_plan), values, NULL, false, 1);
-		okno_check_spi(rc, SPI_OK_SELECT, "outbox delivery state");
-	}
-
-	if (columns)
-	{
-		/* okno's columns, as the OUT parameters */
-		MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
-		Datum	   *cols = palloc(desc->natts * sizeof(Datum));
-		bool	   *colnulls = palloc(desc->natts * sizeof(bool));
-
-		if (SPI_tuptable->tupdesc->natts != desc->natts)
-			elog(ERROR, "outbox failure update returned %d columns",
-				 SPI_tuptable->tupdesc->natts);
-		heap_deform_tuple(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, cols, colnulls);
-		result = HeapTupleGetDatum(heap_form_tuple(desc, cols, colnulls));
-		MemoryContextSwitchTo(oldcxt);
-	}
-	else
-	{
-		/*
-		 * The row as a whole (RETURNING o, not *): a value of the table's
-		 * row type as it is stored, so it matches the function's result
-		 * type even after a column of outbox was dropped
-		 */
-		result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		if (isnull)
-			elog(ERROR, "outbox failure update returned no row");
-		result = SPI_datumTransfer(result, false, -1);
-	}
+	result = failure_result(form, desc, cxt);
 	okno_drain_forget_cursor();
 
 	okno_spi_finish();
@@ -443,44 +267,31 @@ record_failure(FunctionCallInfo fcinfo, bool columns)
 }
 
 /*
- * Run an UPDATE plan on one event (of the subscriber named by argument 1,
- * when the function has one: subscriber_plan then); true if it changed the
- * row.  delivered: the plan updates a delivered event, which for a
- * subscriber may have no row yet (handed out as it was copied).
+ * Release (or requeue) the event of argument 0, of the subscriber named by
+ * argument 1 when the function has one; true if it changed the row.  A
+ * release updates a delivered event, which for a named subscriber may have
+ * no row yet (handed out as it was copied).
  */
 static bool
-update_event(FunctionCallInfo fcinfo, const char *fname, OknoPlan *plan,
-			 OknoPlan *subscriber_plan, bool delivered, const char *what)
+update_event(FunctionCallInfo fcinfo, const char *fname, bool release)
 {
 	pg_uuid_t  *id = event_id_arg(fcinfo, fname);
-	char	   *subscriber = NULL;
+	const OknoDeliveryRoutine *r;
 	Datum		values[2];
-	int			rc;
+	char		nulls[2];
 	bool		changed;
 	OknoGuard	guard;
 
 	PreventCommandIfReadOnly(fname);
 	okno_guard_begin(&guard);
 	okno_spi_connect();
-	if (PG_NARGS() > 1)
-		subscriber = okno_subscriber_of(fcinfo, 1, fname);
 	values[0] = UUIDPGetDatum(id);
-	if (subscriber != NULL)
-	{
-		values[1] = CStringGetTextDatum(subscriber);
-		plan = subscriber_plan;
-	}
-	rc = SPI_execute_plan(okno_plan(plan), values, NULL, false, 0);
-	okno_check_spi(rc, SPI_OK_UPDATE, what);
-	changed = (SPI_processed > 0);
-	/* handed out as it was copied: no row yet */
-	if (!changed && subscriber != NULL && delivered &&
-		write_delivered_row(id, subscriber))
-	{
-		rc = SPI_execute_plan(okno_plan(plan), values, NULL, false, 0);
-		okno_check_spi(rc, SPI_OK_UPDATE, what);
-		changed = (SPI_processed > 0);
-	}
+	nulls[0] = ' ';
+	r = okno_delivery_routine(PG_NARGS() > 1 ? okno_subscriber_of(fcinfo, 1, fname) : NULL,
+							  &values[1], &nulls[1]);
+	changed = okno_delivery_exec(r, release ? r->release : r->requeue, values, nulls,
+								 release, SPI_OK_UPDATE,
+								 release ? "outbox release" : "outbox requeue") > 0;
 	okno_spi_finish();
 	okno_guard_end(&guard);
 	if (changed)
@@ -500,8 +311,7 @@ update_event(FunctionCallInfo fcinfo, const char *fname, OknoPlan *plan,
 Datum
 okno_release(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(update_event(fcinfo, "okno_release()", &release_plan,
-								&release_delivery_plan, true, "outbox release"));
+	PG_RETURN_BOOL(update_event(fcinfo, "okno_release()", true));
 }
 
 /*
@@ -513,6 +323,5 @@ okno_release(PG_FUNCTION_ARGS)
 Datum
 okno_requeue(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(update_event(fcinfo, "okno_requeue()", &requeue_plan,
-								&requeue_delivery_plan, false, "outbox requeue"));
+	PG_RETURN_BOOL(update_event(fcinfo, "okno_requeue()", false));
 }

@@ -95,15 +95,6 @@ static OknoPlan due_plan = {
 	.cursor_options = CURSOR_OPT_GENERIC_PLAN
 };
 
-/* when the first delayed event comes due (NULL: none) */
-static OknoPlan next_due_plan = {
-	.sql =
-	"SELECT pg_catalog.min(p.available_at) FROM %1$s.outbox AS p"
-	" WHERE p.delivered_at IS NULL AND p.parked_at IS NULL"
-	"   AND p.available_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()",
-	.nargs = 0
-};
-
 /*
  * The same for a subscriber other than the default one ($1): its due rows
  * of okno_delivery, with the transaction that last updated or locked each
@@ -135,16 +126,6 @@ static OknoPlan subscriber_new_plan = {
 	"  FROM %1$s.okno_subscriber AS u WHERE u.name OPERATOR(pg_catalog.=) $1",
 	.nargs = 2,
 	.argtypes = {TEXTOID, INT8OID}
-};
-
-static OknoPlan subscriber_next_due_plan = {
-	.sql =
-	"SELECT pg_catalog.min(p.available_at) FROM %1$s.okno_delivery AS p"
-	" WHERE p.subscriber OPERATOR(pg_catalog.=) $1"
-	"   AND p.delivered_at IS NULL AND p.parked_at IS NULL"
-	"   AND p.available_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()",
-	.nargs = 1,
-	.argtypes = {TEXTOID}
 };
 
 typedef enum OutboxState
@@ -347,13 +328,12 @@ check_outbox(text *name, TimestampTz *next_due)
 
 	if (state != OUTBOX_DUE)
 	{
-		if (name != NULL)
-		{
-			value = PointerGetDatum(name);
-			rc = SPI_execute_plan(okno_plan(&subscriber_next_due_plan), &value, NULL, false, 1);
-		}
-		else
-			rc = SPI_execute_plan(okno_plan(&next_due_plan), NULL, NULL, false, 1);
+		const OknoDeliveryRoutine *r = name != NULL ? &okno_named_routine :
+			&okno_default_routine;
+
+		value = PointerGetDatum(name);
+		rc = SPI_execute_plan(okno_plan(r->next_due), &value, name != NULL ? NULL : "n",
+							  false, 1);
 		okno_check_spi(rc, SPI_OK_SELECT, "outbox wait check");
 		if (SPI_processed != 1)
 			elog(ERROR, "outbox wait check returned " UINT64_FORMAT " rows", SPI_processed);

@@ -1,0 +1,321 @@
+/*-------------------------------------------------------------------------
+ *
+ * routine.c
+ *	  Where a subscriber's delivery state lives and the statements that
+ *	  read and change it: one table of routines per kind of subscriber.
+ *
+ * The default subscriber's state of an event is outbox's own columns
+ * (delivered_at, attempts, last_error, available_at, parked_at); a named
+ * subscriber's is its row of okno_delivery, with the same columns, written
+ * only when the event needs a state of its own.  The default one keeps its
+ * state in the event's row because it is the delivery the course teaches
+ * and okno 0.1.0 shipped: a database that has no other subscriber (most
+ * do) pays nothing for subscribers, a create writes one row per event and
+ * no fan-out, the default drain is one partial index scan and one update
+ * of the rows it hands out, and the course's own service, reading and
+ * writing outbox.delivered_at, stays right.  The price is that every
+ * delivery verb has two statements, one per place; this file holds both,
+ * side by side, and hands them out as one table chosen once from the
+ * subscriber argument (as an index AM hands out its IndexAmRoutine), so
+ * that each SQL verb (failure.c, deadletter.c, drain.c, wait.c) is written
+ * once against it.
+ *
+ * Every per-event statement takes ($1 event id, $2 subscriber, ...); the
+ * default subscriber's leave $2 unused.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/uuid.h"
+
+#include "base/base.h"
+#include "delivery/delivery.h"
+
+/*
+ * The two places, spelled for the statements below: the state's table and
+ * alias s, the event's columns (alias e, or s itself where the state is the
+ * event's row), and the condition that row s is event $1's (of subscriber
+ * $2).
+ */
+#define OUTBOX_TABLE	"outbox"
+#define OUTBOX_FROM		"%1$s.outbox AS s"
+#define OUTBOX_EVENT	"s"
+#define OUTBOX_ROW		"s.id OPERATOR(pg_catalog.=) $1"
+
+#define DELIVERY_TABLE	"okno_delivery"
+#define DELIVERY_FROM \
+	"%1$s.okno_delivery AS s JOIN %1$s.outbox AS e ON e.id OPERATOR(pg_catalog.=) s.event_id"
+#define DELIVERY_EVENT	"e"
+#define DELIVERY_ROW \
+	"s.event_id OPERATOR(pg_catalog.=) $1 AND s.subscriber OPERATOR(pg_catalog.=) $2"
+
+/* the state's attempts and whether it is parked, locked ($1, $2) */
+#define SQL_LOCK(K) \
+	"SELECT s.attempts, s.parked_at IS NOT NULL FROM %1$s." K##_TABLE " AS s" \
+	" WHERE " K##_ROW " FOR UPDATE"
+
+/*
+ * A failed delivery ($3 attempts, $4 error, $5 available_at or NULL, $6
+ * parked_at or NULL: an event parked already keeps its parked_at), the
+ * state returned as RET
+ */
+#define SQL_FAIL(K, RET) \
+	"UPDATE %1$s." K##_TABLE " AS s SET delivered_at = NULL, attempts = $3, last_error = $4," \
+	" available_at = $5, parked_at = COALESCE(s.parked_at, $6)" \
+	" WHERE " K##_ROW " RETURNING " RET
+
+/* a delivered event pending again, attempts unchanged */
+#define SQL_RELEASE(K) \
+	"UPDATE %1$s." K##_TABLE " AS s SET delivered_at = NULL" \
+	" WHERE " K##_ROW " AND s.delivered_at IS NOT NULL"
+
+/* an undelivered event unparked: attempts reset, available at once */
+#define SQL_REQUEUE(K) \
+	"UPDATE %1$s." K##_TABLE " AS s SET parked_at = NULL, attempts = 0, available_at = NULL" \
+	" WHERE " K##_ROW " AND s.delivered_at IS NULL"
+
+/* a parked event as it is, locked, for its record in okno_discarded */
+#define SQL_DISCARD_LOCK(K) \
+	"SELECT " K##_EVENT ".kind, " K##_EVENT ".payload, s.attempts, s.last_error, s.parked_at" \
+	"  FROM " K##_FROM \
+	" WHERE " K##_ROW " AND s.parked_at IS NOT NULL AND s.delivered_at IS NULL" \
+	" FOR UPDATE OF s"
+
+/* a discarded event done for the subscriber ($3: when) */
+#define SQL_DISCARD_DONE(K) \
+	"UPDATE %1$s." K##_TABLE " AS s SET delivered_at = $3, parked_at = NULL" \
+	" WHERE " K##_ROW
+
+/* when the first delayed event comes due (NULL: none), of subscriber OWN */
+#define SQL_NEXT_DUE(K, OWN) \
+	"SELECT pg_catalog.min(s.available_at) FROM %1$s." K##_TABLE " AS s" \
+	" WHERE s.delivered_at IS NULL AND s.parked_at IS NULL" OWN \
+	"   AND s.available_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()"
+
+#define EVENT_ARGS		.nargs = 2, .argtypes = {UUIDOID, TEXTOID}
+#define FAIL_ARGS \
+	.nargs = 6, \
+	.argtypes = {UUIDOID, TEXTOID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
+
+/*
+ * The default subscriber's failure returns the outbox row as a whole (a
+ * value of the table's row type as it is stored, so it matches the
+ * function's result type even after a column of outbox was dropped),
+ * okno's columns of it (0.6.0's OUT parameters), or, called with
+ * "default", the state as a row of okno_delivery.
+ */
+#define OUTBOX_COLUMNS \
+	"s.id, s.kind::pg_catalog.text, s.payload, s.created_at, s.delivered_at," \
+	" s.attempts, s.last_error, s.available_at, s.parked_at, s.created_xid"
+#define OUTBOX_AS_DELIVERY(KEY) \
+	"ROW('default', s.id, " KEY("s") "," \
+	" s.kind OPERATOR(pg_catalog.=) 'booking_created', s.delivered_at, s.attempts," \
+	" s.last_error, s.available_at, s.parked_at)::%1$s.okno_delivery"
+
+static OknoPlan outbox_lock = {.sql = SQL_LOCK(OUTBOX), EVENT_ARGS};
+static OknoPlan outbox_fail_row = {.sql = SQL_FAIL(OUTBOX, "s"), FAIL_ARGS};
+static OknoPlan outbox_fail_columns = {.sql = SQL_FAIL(OUTBOX, OUTBOX_COLUMNS), FAIL_ARGS};
+static OknoPlan outbox_fail_delivery = {
+	.sql = SQL_FAIL(OUTBOX, OUTBOX_AS_DELIVERY(OKNO_SQL_ORDER_KEY)),
+	.sql_0_6 = SQL_FAIL(OUTBOX, OUTBOX_AS_DELIVERY(OKNO_SQL_ORDER_KEY_0_6)),
+	.sql_unprepared = SQL_FAIL(OUTBOX, OUTBOX_AS_DELIVERY(OKNO_SQL_ORDER_KEY_UNPREPARED)),
+	FAIL_ARGS
+};
+static OknoPlan outbox_release = {.sql = SQL_RELEASE(OUTBOX), EVENT_ARGS};
+static OknoPlan outbox_requeue = {.sql = SQL_REQUEUE(OUTBOX), EVENT_ARGS};
+static OknoPlan outbox_discard_lock = {.sql = SQL_DISCARD_LOCK(OUTBOX), EVENT_ARGS};
+static OknoPlan outbox_discard_done = {
+	.sql = SQL_DISCARD_DONE(OUTBOX),
+	.nargs = 3,
+	.argtypes = {UUIDOID, TEXTOID, TIMESTAMPTZOID}
+};
+static OknoPlan outbox_next_due = {
+	.sql = SQL_NEXT_DUE(OUTBOX, ""),
+	.nargs = 1,
+	.argtypes = {TEXTOID}
+};
+
+/*
+ * Every parked event that matches the filters ($1 kind, $2 error_like, $3
+ * parked_before; NULL matches anything), locked in id order so that two
+ * bulk requeues never deadlock, requeued
+ */
+static OknoPlan outbox_requeue_parked = {
+	.sql =
+	"WITH picked AS ("
+	" SELECT s.id FROM %1$s.outbox AS s"
+	"  WHERE s.parked_at IS NOT NULL AND s.delivered_at IS NULL"
+	"    AND ($1::pg_catalog.text IS NULL OR s.kind::pg_catalog.text OPERATOR(pg_catalog.=) $1)"
+	"    AND ($2::pg_catalog.text IS NULL OR s.last_error OPERATOR(pg_catalog.~~) $2)"
+	"    AND ($3::pg_catalog.timestamptz IS NULL OR s.parked_at OPERATOR(pg_catalog.<) $3)"
+	"  ORDER BY s.id FOR UPDATE)"
+	" UPDATE %1$s.outbox AS s SET parked_at = NULL, attempts = 0, available_at = NULL"
+	"  FROM picked WHERE s.id OPERATOR(pg_catalog.=) picked.id",
+	.nargs = 4,
+	.argtypes = {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
+};
+
+static OknoPlan delivery_lock = {.sql = SQL_LOCK(DELIVERY), EVENT_ARGS};
+static OknoPlan delivery_fail = {.sql = SQL_FAIL(DELIVERY, "s"), FAIL_ARGS};
+static OknoPlan delivery_release = {.sql = SQL_RELEASE(DELIVERY), EVENT_ARGS};
+static OknoPlan delivery_requeue = {.sql = SQL_REQUEUE(DELIVERY), EVENT_ARGS};
+static OknoPlan delivery_discard_lock = {.sql = SQL_DISCARD_LOCK(DELIVERY), EVENT_ARGS};
+static OknoPlan delivery_discard_done = {
+	.sql = SQL_DISCARD_DONE(DELIVERY),
+	.nargs = 3,
+	.argtypes = {UUIDOID, TEXTOID, TIMESTAMPTZOID}
+};
+static OknoPlan delivery_next_due = {
+	.sql = SQL_NEXT_DUE(DELIVERY, " AND s.subscriber OPERATOR(pg_catalog.=) $1"),
+	.nargs = 1,
+	.argtypes = {TEXTOID}
+};
+
+/* the same for the subscribers' states ($4: one subscriber, or NULL: all) */
+static OknoPlan delivery_requeue_parked = {
+	.sql =
+	"WITH picked AS ("
+	" SELECT s.subscriber, s.event_id FROM %1$s.okno_delivery AS s"
+	"   JOIN %1$s.outbox AS e ON e.id OPERATOR(pg_catalog.=) s.event_id"
+	"  WHERE s.parked_at IS NOT NULL AND s.delivered_at IS NULL"
+	"    AND ($4::pg_catalog.text IS NULL OR s.subscriber OPERATOR(pg_catalog.=) $4)"
+	"    AND ($1::pg_catalog.text IS NULL OR e.kind::pg_catalog.text OPERATOR(pg_catalog.=) $1)"
+	"    AND ($2::pg_catalog.text IS NULL OR s.last_error OPERATOR(pg_catalog.~~) $2)"
+	"    AND ($3::pg_catalog.timestamptz IS NULL OR s.parked_at OPERATOR(pg_catalog.<) $3)"
+	"  ORDER BY s.event_id, s.subscriber FOR UPDATE OF s)"
+	" UPDATE %1$s.okno_delivery AS s SET parked_at = NULL, attempts = 0, available_at = NULL"
+	"  FROM picked WHERE s.subscriber OPERATOR(pg_catalog.=) picked.subscriber"
+	"   AND s.event_id OPERATOR(pg_catalog.=) picked.event_id",
+	.nargs = 4,
+	.argtypes = {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
+};
+
+/*
+ * The row of an event that subscriber $2 was handed as its drain copied it
+ * (and so has none), as that drain would have written it: delivered.
+ * Nothing for an event the subscriber has not copied, one from before the
+ * subscription, or while its snapshot is of another cluster ($3: this
+ * cluster's system identifier; the next drain copies again what it must).
+ * The subscriber's row is locked (FOR KEY SHARE) so that okno_unsubscribe
+ * waits for this transaction and then removes the row written here; a
+ * drain's lock of it (FOR NO KEY UPDATE) does not make this wait.
+ */
+#define SQL_DELIVERED_ROW(KEY, COL) \
+	"INSERT INTO %1$s.okno_delivery (subscriber, event_id, " COL ", first, delivered_at)" \
+	" SELECT u.name, e.id, " KEY("e") "," \
+	"        e.kind OPERATOR(pg_catalog.=) 'booking_created', pg_catalog.clock_timestamp()" \
+	"   FROM %1$s.okno_subscriber AS u, %1$s.outbox AS e" \
+	"  WHERE u.name OPERATOR(pg_catalog.=) $2 AND e.id OPERATOR(pg_catalog.=) $1" \
+	"    AND u.copied_system OPERATOR(pg_catalog.=) $3" \
+	"    AND e.created_at OPERATOR(pg_catalog.>=) u.since" \
+	"    AND (e.created_xid IS NULL" \
+	"         OR pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot))" \
+	"    FOR KEY SHARE OF u" \
+	" ON CONFLICT (subscriber, event_id) DO NOTHING"
+
+static OknoPlan delivered_row_plan = {
+	.sql = SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY, OKNO_DELIVERY_KEY),
+	.sql_0_6 = SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY_0_6, OKNO_DELIVERY_KEY_0_6),
+	.sql_unprepared = SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY_UNPREPARED, OKNO_DELIVERY_KEY),
+	.nargs = 3,
+	.argtypes = {UUIDOID, TEXTOID, INT8OID}
+};
+
+/*
+ * Write the row of event id that subscriber was handed without one (see
+ * delivered_row_plan); true if it did.
+ */
+static bool
+write_delivered_row(Datum id, Datum subscriber)
+{
+	Datum		values[3];
+	int			rc;
+
+	values[0] = id;
+	values[1] = subscriber;
+	values[2] = Int64GetDatum((int64) GetSystemIdentifier());
+	rc = SPI_execute_plan(okno_plan(&delivered_row_plan), values, NULL, false, 0);
+	okno_check_spi(rc, SPI_OK_INSERT, "subscriber delivery row");
+	return SPI_processed == 1;
+}
+
+/* the default subscriber's drain takes no name */
+static uint64
+drain_outbox(ReturnSetInfo *rsinfo, const char *subscriber pg_attribute_unused(),
+			 int32 max_events, int ncols)
+{
+	return okno_drain_outbox(rsinfo, max_events, ncols);
+}
+
+const OknoDeliveryRoutine okno_default_routine = {
+	.table = OUTBOX_TABLE,
+	.drain = drain_outbox,
+	.adopt = NULL,
+	.lock = &outbox_lock,
+	.fail = {&outbox_fail_row, &outbox_fail_columns, &outbox_fail_delivery},
+	.release = &outbox_release,
+	.requeue = &outbox_requeue,
+	.requeue_parked = &outbox_requeue_parked,
+	.discard_lock = &outbox_discard_lock,
+	.discard_done = &outbox_discard_done,
+	.next_due = &outbox_next_due
+};
+
+const OknoDeliveryRoutine okno_named_routine = {
+	.table = DELIVERY_TABLE,
+	.drain = okno_drain_subscriber,
+	.adopt = write_delivered_row,
+	.lock = &delivery_lock,
+	.fail = {NULL, NULL, &delivery_fail},
+	.release = &delivery_release,
+	.requeue = &delivery_requeue,
+	.requeue_parked = &delivery_requeue_parked,
+	.discard_lock = &delivery_discard_lock,
+	.discard_done = &delivery_discard_done,
+	.next_due = &delivery_next_due
+};
+
+/*
+ * The routines of the subscriber a verb was called for (NULL: the default
+ * one), and, unless arg is NULL, the subscriber argument of their
+ * statements in *arg and *argnull.
+ */
+const OknoDeliveryRoutine *
+okno_delivery_routine(const char *subscriber, Datum *arg, char *argnull)
+{
+	if (arg != NULL)
+	{
+		*arg = subscriber != NULL ? CStringGetTextDatum(subscriber) : (Datum) 0;
+		*argnull = subscriber != NULL ? ' ' : 'n';
+	}
+	return subscriber != NULL ? &okno_named_routine : &okno_default_routine;
+}
+
+/*
+ * Run statement plan of routine r (one of its per-event ones) with values
+ * and nulls, expecting SPI code expected; the rows it processed.  With
+ * adopt, an event the subscriber was handed as its drain copied it, which
+ * has no row of its own yet, gets one (delivered) and the statement runs
+ * again.  The caller is connected to SPI.
+ */
+uint64
+okno_delivery_exec(const OknoDeliveryRoutine *r, OknoPlan *plan, Datum *values,
+				   const char *nulls, bool adopt, int expected, const char *what)
+{
+	int			rc;
+
+	rc = SPI_execute_plan(okno_plan(plan), values, nulls, false, 0);
+	okno_check_spi(rc, expected, what);
+	if (SPI_processed == 0 && adopt && r->adopt != NULL && r->adopt(values[0], values[1]))
+	{
+		rc = SPI_execute_plan(okno_plan(plan), values, nulls, false, 0);
+		okno_check_spi(rc, expected, what);
+	}
+	return SPI_processed;
+}
