@@ -50,15 +50,27 @@
  * run very often and whose best shape does not depend on its parameters'
  * values (the drains') sets cursor_options to CURSOR_OPT_GENERIC_PLAN.
  */
+/*
+ * The forms a plan's text takes for what the database has (schema.c picks
+ * one each time it looks okno's schema and tables up): okno's tables as
+ * this version makes them; tables not yet prepared for order keys
+ * (okno_prepare_tables() adds outbox.order_key); and an okno installed
+ * before order keys, whose okno_delivery names its key column "booking".
+ */
+typedef enum OknoPlanForm
+{
+	OKNO_PLAN_CURRENT,
+	OKNO_PLAN_UNPREPARED,
+	OKNO_PLAN_NO_ORDER_KEYS,
+	OKNO_NUM_PLAN_FORMS
+} OknoPlanForm;
+
 typedef struct OknoPlan
 {
-	const char *sql;
-	const char *sql_0_6;		/* if set, the text for a database whose okno
-								 * is older than 0.7.0 (no order keys) */
-	const char *sql_unprepared; /* the text for okno 0.7.0 or later on tables
-								 * not yet prepared for it (no outbox.order_key:
-								 * OKNO_SQL_ORDER_KEY_UNPREPARED); required
-								 * where sql_0_6 is set */
+	const char *sql;			/* the text (%1$s: okno's schema) */
+	const char *older[OKNO_NUM_PLAN_FORMS - 1];	/* the text in the older
+												 * forms, [form - 1]; NULL:
+												 * the next newer one's */
 	int			nargs;
 	Oid			argtypes[11];
 	int			cursor_options; /* CURSOR_OPT_GENERIC_PLAN: see okno_plan() */
@@ -289,6 +301,28 @@ extern void okno_direct_end(EState *estate);
 /* okno_delivery's order key column (0.7.0), and okno 0.5.0's */
 #define OKNO_DELIVERY_KEY		"order_key"
 #define OKNO_DELIVERY_KEY_0_6	"booking"
+
+/*
+ * A text that differs between the plan forms is written once, as a macro
+ * M(F) that spells each word that differs as F##_WORD; OKNO_PLAN_FORMS(M)
+ * gives a plan its text in every form.  The words:
+ *	 F##_ORDER_KEY(e)	outbox row e's order key, as outbox rows compare it
+ *	 F##_STORED_KEY(e)	the same, as okno_delivery's key column holds it
+ *	 F##_DELIVERY_KEY	that column's name
+ */
+#define OKNO_PLAN_FORMS(M) \
+	.sql = M(OKNO_F_CURRENT), \
+	.older = {M(OKNO_F_UNPREPARED), M(OKNO_F_NO_ORDER_KEYS)}
+
+#define OKNO_F_CURRENT_ORDER_KEY(e)			OKNO_SQL_ORDER_KEY(e)
+#define OKNO_F_CURRENT_STORED_KEY(e)		OKNO_SQL_ORDER_KEY(e)
+#define OKNO_F_CURRENT_DELIVERY_KEY			OKNO_DELIVERY_KEY
+#define OKNO_F_UNPREPARED_ORDER_KEY(e)		OKNO_SQL_ORDER_KEY_0_6(e)
+#define OKNO_F_UNPREPARED_STORED_KEY(e)		OKNO_SQL_ORDER_KEY_UNPREPARED(e)
+#define OKNO_F_UNPREPARED_DELIVERY_KEY		OKNO_DELIVERY_KEY
+#define OKNO_F_NO_ORDER_KEYS_ORDER_KEY(e)	OKNO_SQL_ORDER_KEY_0_6(e)
+#define OKNO_F_NO_ORDER_KEYS_STORED_KEY(e)	OKNO_SQL_ORDER_KEY_0_6(e)
+#define OKNO_F_NO_ORDER_KEYS_DELIVERY_KEY	OKNO_DELIVERY_KEY_0_6
 
 /* event id a comes before event id b (ids of one booking's events) */
 #define OKNO_SQL_EARLIER(a, b) \

@@ -53,6 +53,7 @@ static char cache_extversion[NAMEDATALEN];	/* pg_extension.extversion */
 static int	cache_version = 0;	/* the same as a number (OKNO_V) */
 static Oid	cache_delivery = InvalidOid;	/* okno's own okno_delivery */
 static OknoBinding cache_binding;
+static OknoPlanForm cache_plan_form = OKNO_PLAN_CURRENT;	/* of the plans' texts */
 
 static void
 okno_relcache_callback(Datum arg pg_attribute_unused(), Oid relid)
@@ -245,6 +246,8 @@ okno_ensure_cache(void)
 	}
 	PG_END_TRY();
 	cache_binding = binding;
+	cache_plan_form = cache_version < OKNO_V(0, 7, 0) ? OKNO_PLAN_NO_ORDER_KEYS :
+		!binding.order_keys ? OKNO_PLAN_UNPREPARED : OKNO_PLAN_CURRENT;
 	cache_generation++;
 }
 
@@ -355,23 +358,20 @@ okno_cache_generation(void)
 }
 
 /*
- * The text of plan p for the installed okno and the bound tables: an
- * install older than 0.7.0 has no order keys, and tables not yet prepared
- * for 0.7.0 have none either (base.h).
+ * The text of plan p in the form for the installed okno and the bound
+ * tables (base.h's OknoPlanForm): where p has no text of that form, that
+ * of the nearest newer one.  A plan of okno's own relations has one text.
  */
 static const char *
 plan_text(const OknoPlan *p)
 {
-	if (p->own || (p->sql_0_6 == NULL && p->sql_unprepared == NULL))
+	int			form;
+
+	if (p->own)
 		return p->sql;
-	if (cache_version < OKNO_V(0, 7, 0) && p->sql_0_6 != NULL)
-		return p->sql_0_6;
-	if (!cache_binding.order_keys)
-	{
-		if (p->sql_unprepared == NULL)
-			elog(ERROR, "okno's plan has no text for tables without order keys: %s", p->sql);
-		return p->sql_unprepared;
-	}
+	for (form = cache_plan_form; form > OKNO_PLAN_CURRENT; form--)
+		if (p->older[form - 1] != NULL)
+			return p->older[form - 1];
 	return p->sql;
 }
 
@@ -388,7 +388,7 @@ okno_plan(OknoPlan *p)
 	if (p->own)
 	{
 		/* okno's own relations: the schema is all it needs */
-		Assert(p->sql_0_6 == NULL);
+		Assert(p->older[0] == NULL);
 		okno_ensure_schema();
 		generation = schema_generation;
 	}

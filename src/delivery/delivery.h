@@ -42,41 +42,37 @@
  * whose expression and predicate it repeats, once per candidate: a scalar
  * subquery with LIMIT, which the planner keeps as a per-row probe (a NOT
  * EXISTS would become an anti-join that hashes every undelivered event
- * before the first one is picked).  KEY is the order key's macro (before
- * 0.7.0 the booking of payload -> 'booking_id', on the index
- * outbox_order).  The plan texts that use it name okno's schema as %1$s.
+ * before the first one is picked).  F is the plan form (base.h's
+ * OKNO_PLAN_FORMS; before 0.7.0 the key was the booking of payload ->
+ * 'booking_id', on the index outbox_order).
  */
-#define OKNO_SQL_NOT_HELD_BACK_(p, KEY) \
+#define OKNO_SQL_NOT_HELD_BACK(F, p) \
 	" AND (" p ".kind OPERATOR(pg_catalog.=) 'booking_created'" \
-	"  OR " KEY(p) " IS NULL" \
+	"  OR " F##_ORDER_KEY(p) " IS NULL" \
 	"  OR (SELECT q.id FROM %1$s.outbox AS q" \
-	"   WHERE " KEY("q") " OPERATOR(pg_catalog.=) " KEY(p) \
+	"   WHERE " F##_ORDER_KEY("q") " OPERATOR(pg_catalog.=) " F##_ORDER_KEY(p) \
 	"     AND q.delivered_at IS NULL AND q.id OPERATOR(pg_catalog.<>) " p ".id" \
 	"     AND" OKNO_SQL_EARLIER("q.id", p ".id") \
 	"   LIMIT 1) IS NULL)"
-#define OKNO_SQL_NOT_HELD_BACK(p) OKNO_SQL_NOT_HELD_BACK_(p, OKNO_SQL_ORDER_KEY)
-#define OKNO_SQL_NOT_HELD_BACK_0_6(p) OKNO_SQL_NOT_HELD_BACK_(p, OKNO_SQL_ORDER_KEY_0_6)
 
 /*
  * Row p of okno_delivery is due for the subscriber named by parameter s:
  * undelivered, not parked, not delayed, and no earlier event of its order
- * key undelivered (drain_subscriber.c's pick, wait.c's check); COL is the
- * order key's column (OKNO_DELIVERY_KEY, before 0.7.0 its booking)
+ * key undelivered (drain_subscriber.c's pick, wait.c's check), in plan
+ * form F
  */
-#define OKNO_SQL_DELIVERY_DUE_(p, s, COL) \
+#define OKNO_SQL_DELIVERY_DUE(F, p, s) \
 	" " p ".subscriber OPERATOR(pg_catalog.=) " s \
 	" AND " p ".delivered_at IS NULL AND " p ".parked_at IS NULL" \
 	" AND (" p ".available_at IS NULL" \
 	"      OR " p ".available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())" \
 	" AND (" p ".first OR (SELECT q.event_id FROM %1$s.okno_delivery AS q" \
 	"   WHERE q.subscriber OPERATOR(pg_catalog.=) " s \
-	"     AND q." COL " OPERATOR(pg_catalog.=) " p "." COL \
+	"     AND q." F##_DELIVERY_KEY " OPERATOR(pg_catalog.=) " p "." F##_DELIVERY_KEY \
 	"     AND q.delivered_at IS NULL" \
 	"     AND q.event_id OPERATOR(pg_catalog.<>) " p ".event_id" \
 	"     AND" OKNO_SQL_EARLIER("q.event_id", p ".event_id") \
 	"   LIMIT 1) IS NULL)"
-#define OKNO_SQL_DELIVERY_DUE(p, s) OKNO_SQL_DELIVERY_DUE_(p, s, OKNO_DELIVERY_KEY)
-#define OKNO_SQL_DELIVERY_DUE_0_6(p, s) OKNO_SQL_DELIVERY_DUE_(p, s, OKNO_DELIVERY_KEY_0_6)
 
 /*
  * Event e was written by a transaction that snapshot cur sees finished and
@@ -91,17 +87,15 @@
 /*
  * Outbox row p is due for the default subscriber: undelivered, not parked,
  * not delayed, not held back, and after id bound "after" (a drain's or
- * wait's scan start).  The drains (drain_outbox.c) and the wait (wait.c)
- * both use it.
+ * wait's scan start), in plan form F.  The drains (drain_outbox.c) and the
+ * wait (wait.c) both use it.
  */
-#define OKNO_SQL_OUTBOX_DUE_(p, after, HELD) \
+#define OKNO_SQL_OUTBOX_DUE(F, p, after) \
 	" " p ".delivered_at IS NULL AND " p ".parked_at IS NULL" \
 	" AND " p ".id OPERATOR(pg_catalog.>) " after \
 	" AND (" p ".available_at IS NULL" \
 	"      OR " p ".available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())" \
-	HELD(p)
-#define OKNO_SQL_OUTBOX_DUE(p, after) OKNO_SQL_OUTBOX_DUE_(p, after, OKNO_SQL_NOT_HELD_BACK)
-#define OKNO_SQL_OUTBOX_DUE_0_6(p, after) OKNO_SQL_OUTBOX_DUE_(p, after, OKNO_SQL_NOT_HELD_BACK_0_6)
+	OKNO_SQL_NOT_HELD_BACK(F, p)
 
 /*
  * A subscriber's delivery state and what reads and changes it, one table

@@ -112,24 +112,22 @@ static OknoPlan drain_one_0_1_plan = {
  * The pick takes the first due rows by id that no earlier event of their
  * order key holds back, judged in the statement's snapshot: an event
  * delivered in this batch still holds its key's later events back until
- * the next drain.  DUE is the due rule of the installed version (before
- * 0.7.0 the order key was the booking); set names what the update sets
- * besides delivered_at.
+ * the next drain.  F is the plan form (base.h); set names what the update
+ * sets besides delivered_at.
  */
-#define OKNO_SQL_DRAIN(DUE, set) \
+#define OKNO_SQL_DRAIN(F, set) \
 	"WITH delivered AS (" \
 	" UPDATE %1$s.outbox AS o SET delivered_at = pg_catalog.clock_timestamp()" set \
 	"  WHERE o.id OPERATOR(pg_catalog.=) ANY (ARRAY(" \
 	"   SELECT p.id FROM %1$s.outbox AS p" \
-	"    WHERE" DUE("p", "$2") \
+	"    WHERE" OKNO_SQL_OUTBOX_DUE(F, "p", "$2") \
 	"    ORDER BY p.id LIMIT $1 FOR UPDATE SKIP LOCKED))" \
 	"  RETURNING o.id, o.kind::pg_catalog.text AS kind, o.payload, o.attempts)" \
 	" SELECT id, kind, payload, attempts FROM delivered ORDER BY id"
 
+#define OKNO_SQL_DRAIN_PLAIN(F) OKNO_SQL_DRAIN(F, "")
 static OknoPlan drain_plan = {
-	.sql = OKNO_SQL_DRAIN(OKNO_SQL_OUTBOX_DUE, ""),
-	.sql_0_6 = OKNO_SQL_DRAIN(OKNO_SQL_OUTBOX_DUE_0_6, ""),
-	.sql_unprepared = OKNO_SQL_DRAIN(OKNO_SQL_OUTBOX_DUE_0_6, ""),
+	OKNO_PLAN_FORMS(OKNO_SQL_DRAIN_PLAIN),
 	.nargs = 2,
 	.argtypes = {INT4OID, UUIDOID},
 	.cursor_options = CURSOR_OPT_GENERIC_PLAN
@@ -143,10 +141,9 @@ static OknoPlan drain_plan = {
 #define OKNO_SQL_FORGET \
 	", created_xid = CASE WHEN o.created_xid OPERATOR(pg_catalog.<) $3" \
 	" THEN NULL ELSE o.created_xid END"
+#define OKNO_SQL_DRAIN_FORGET(F) OKNO_SQL_DRAIN(F, OKNO_SQL_FORGET)
 static OknoPlan drain_forget_plan = {
-	.sql = OKNO_SQL_DRAIN(OKNO_SQL_OUTBOX_DUE, OKNO_SQL_FORGET),
-	.sql_0_6 = OKNO_SQL_DRAIN(OKNO_SQL_OUTBOX_DUE_0_6, OKNO_SQL_FORGET),
-	.sql_unprepared = OKNO_SQL_DRAIN(OKNO_SQL_OUTBOX_DUE_0_6, OKNO_SQL_FORGET),
+	OKNO_PLAN_FORMS(OKNO_SQL_DRAIN_FORGET),
 	.nargs = 3,
 	.argtypes = {INT4OID, UUIDOID, XID8OID},
 	.cursor_options = CURSOR_OPT_GENERIC_PLAN

@@ -122,39 +122,37 @@ static OknoPlan lock_plan = {
  * picks from outbox; delivered by deleting a row that never failed, by
  * setting delivered_at on the others
  */
-#define OKNO_SQL_PICK(DUE, KEY) \
+#define OKNO_SQL_PICK(F) \
 	"WITH p AS MATERIALIZED (" \
 	" SELECT p.ctid AS t, p.attempts OPERATOR(pg_catalog.=) 0 AND p.last_error IS NULL AS plain" \
 	"   FROM %1$s.okno_delivery AS p" \
-	"  WHERE" DUE("p", "$2") \
+	"  WHERE" OKNO_SQL_DELIVERY_DUE(F, "p", "$2") \
 	"  ORDER BY p.subscriber, p.event_id LIMIT $1 FOR UPDATE SKIP LOCKED)," \
 	" x AS (" \
 	" DELETE FROM %1$s.okno_delivery AS o" \
 	"  WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT p.t FROM p WHERE p.plain))" \
-	"  RETURNING o.event_id, o.attempts, " KEY("o") " AS k)," \
+	"  RETURNING o.event_id, o.attempts, " F##_KEY_JSON("o." F##_DELIVERY_KEY) " AS k)," \
 	" u AS (" \
 	" UPDATE %1$s.okno_delivery AS o SET delivered_at = pg_catalog.clock_timestamp()" \
 	"  WHERE o.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT p.t FROM p WHERE NOT p.plain))" \
-	"  RETURNING o.event_id, o.attempts, " KEY("o") " AS k)," \
+	"  RETURNING o.event_id, o.attempts, " F##_KEY_JSON("o." F##_DELIVERY_KEY) " AS k)," \
 	" d AS (SELECT * FROM x UNION ALL SELECT * FROM u)" \
 	" SELECT d.event_id, e.kind::pg_catalog.text, e.payload, d.attempts, d.k" \
 	"   FROM d JOIN %1$s.outbox AS e ON e.id OPERATOR(pg_catalog.=) d.event_id" \
 	"  ORDER BY d.event_id"
 
 /*
- * An order key k as the jsonb the copy compares (step 3's $3): a JSON
- * string from 0.7.0 on, the booking (already jsonb) before; and that of a
- * row o of okno_delivery
+ * A word of the plan forms (base.h's OKNO_PLAN_FORMS) for this file: an
+ * order key k as the jsonb the copy compares (step 3's $3), a JSON string
+ * where okno_delivery's key is text, the booking (already jsonb) before
+ * order keys
  */
-#define OKNO_SQL_KEY_JSON(k) "pg_catalog.to_jsonb(" k ")"
-#define OKNO_SQL_KEY_JSON_0_6(k) k
-#define OKNO_SQL_DELIVERY_KEY_JSON(o) OKNO_SQL_KEY_JSON(o "." OKNO_DELIVERY_KEY)
-#define OKNO_SQL_DELIVERY_KEY_JSON_0_6(o) OKNO_SQL_KEY_JSON_0_6(o "." OKNO_DELIVERY_KEY_0_6)
+#define OKNO_F_CURRENT_KEY_JSON(k)			"pg_catalog.to_jsonb(" k ")"
+#define OKNO_F_UNPREPARED_KEY_JSON(k)		OKNO_F_CURRENT_KEY_JSON(k)
+#define OKNO_F_NO_ORDER_KEYS_KEY_JSON(k)	k
 
 static OknoPlan pick_plan = {
-	.sql = OKNO_SQL_PICK(OKNO_SQL_DELIVERY_DUE, OKNO_SQL_DELIVERY_KEY_JSON),
-	.sql_0_6 = OKNO_SQL_PICK(OKNO_SQL_DELIVERY_DUE_0_6, OKNO_SQL_DELIVERY_KEY_JSON_0_6),
-	.sql_unprepared = OKNO_SQL_PICK(OKNO_SQL_DELIVERY_DUE, OKNO_SQL_DELIVERY_KEY_JSON),
+	OKNO_PLAN_FORMS(OKNO_SQL_PICK),
 	.nargs = 2,
 	.argtypes = {INT4OID, TEXTOID},
 	.cursor_options = CURSOR_OPT_GENERIC_PLAN
@@ -202,7 +200,7 @@ static OknoPlan cut_plan = {
  * least its xmax whatever $5 says: a cut below it would make the next
  * copy hand out again what this subscriber was given).
  */
-#define OKNO_SQL_COPY(KEY, KEY_JSON, COL) \
+#define OKNO_SQL_COPY(F) \
 	"WITH s AS MATERIALIZED (" \
 	" SELECT u.copied_snapshot AS l, pg_catalog.pg_current_snapshot() AS c" \
 	"   FROM %1$s.okno_subscriber AS u WHERE u.name OPERATOR(pg_catalog.=) $1)," \
@@ -213,7 +211,7 @@ static OknoPlan cut_plan = {
 	"   FROM s)," \
 	" n AS MATERIALIZED (" \
 	" SELECT e.id, e.kind::pg_catalog.text AS kind, e.payload," \
-	"        " KEY("e") " AS k," \
+	"        " F##_STORED_KEY("e") " AS k," \
 	"        e.kind OPERATOR(pg_catalog.=) 'booking_created' AS first" \
 	"   FROM s, b, %1$s.outbox AS e" \
 	"  WHERE e.created_xid OPERATOR(pg_catalog.<) b.x" \
@@ -224,18 +222,18 @@ static OknoPlan cut_plan = {
 	"          ORDER BY " OKNO_SQL_V7("n.id") ", n.id) OPERATOR(pg_catalog.>) 1" \
 	"        OR (SELECT q.event_id FROM %1$s.okno_delivery AS q" \
 	"             WHERE q.subscriber OPERATOR(pg_catalog.=) $1" \
-	"               AND q." COL " OPERATOR(pg_catalog.=) n.k" \
+	"               AND q." F##_DELIVERY_KEY " OPERATOR(pg_catalog.=) n.k" \
 	"               AND q.delivered_at IS NULL" \
 	"               AND" OKNO_SQL_EARLIER("q.event_id", "n.id") \
 	"             LIMIT 1) IS NOT NULL" \
-	"        OR " KEY_JSON("n.k") " OPERATOR(pg_catalog.=) ANY ($3)) AS held" \
+	"        OR " F##_KEY_JSON("n.k") " OPERATOR(pg_catalog.=) ANY ($3)) AS held" \
 	"   FROM n)," \
 	" r AS MATERIALIZED (" \
 	" SELECT h.*, NOT h.held AND pg_catalog.row_number() OVER (PARTITION BY h.held ORDER BY h.id)" \
 	"        OPERATOR(pg_catalog.<=) $2 AS go" \
 	"   FROM h)," \
 	" ins AS (" \
-	" INSERT INTO %1$s.okno_delivery (subscriber, event_id, " COL ", first)" \
+	" INSERT INTO %1$s.okno_delivery (subscriber, event_id, " F##_DELIVERY_KEY ", first)" \
 	" SELECT $1, r.id, r.k, r.first FROM r WHERE NOT r.go)," \
 	" upd AS (" \
 	" UPDATE %1$s.okno_subscriber AS u SET copied_snapshot = " OKNO_SQL_NEW_SNAPSHOT("$4") "," \
@@ -244,9 +242,7 @@ static OknoPlan cut_plan = {
 	" SELECT r.id, r.kind, r.payload, 0 FROM r WHERE r.go ORDER BY r.id"
 
 static OknoPlan copy_plan = {
-	.sql = OKNO_SQL_COPY(OKNO_SQL_ORDER_KEY, OKNO_SQL_KEY_JSON, OKNO_DELIVERY_KEY),
-	.sql_0_6 = OKNO_SQL_COPY(OKNO_SQL_ORDER_KEY_0_6, OKNO_SQL_KEY_JSON_0_6, OKNO_DELIVERY_KEY_0_6),
-	.sql_unprepared = OKNO_SQL_COPY(OKNO_SQL_ORDER_KEY_UNPREPARED, OKNO_SQL_KEY_JSON, OKNO_DELIVERY_KEY),
+	OKNO_PLAN_FORMS(OKNO_SQL_COPY),
 	.nargs = 5,
 	.argtypes = {TEXTOID, INT4OID, JSONBARRAYOID, XID8OID, XID8OID},
 	.cursor_options = CURSOR_OPT_GENERIC_PLAN
@@ -265,13 +261,13 @@ static OknoPlan copy_plan = {
  * its snapshot).  A NULL created_xid is an event every subscriber had
  * copied, or one from before 0.5.0.
  */
-#define OKNO_SQL_REBASE(KEY, COL) \
+#define OKNO_SQL_REBASE(F) \
 	"WITH s AS MATERIALIZED (" \
 	" SELECT u.since, u.copied_at, u.copied_snapshot AS l, pg_catalog.pg_current_snapshot() AS c" \
 	"   FROM %1$s.okno_subscriber AS u WHERE u.name OPERATOR(pg_catalog.=) $1)," \
 	" ins AS (" \
-	" INSERT INTO %1$s.okno_delivery (subscriber, event_id, " COL ", first)" \
-	" SELECT $1, e.id, " KEY("e") "," \
+	" INSERT INTO %1$s.okno_delivery (subscriber, event_id, " F##_DELIVERY_KEY ", first)" \
+	" SELECT $1, e.id, " F##_STORED_KEY("e") "," \
 	"        e.kind OPERATOR(pg_catalog.=) 'booking_created'" \
 	"   FROM s, %1$s.outbox AS e" \
 	"  WHERE e.created_at OPERATOR(pg_catalog.>=) s.since AND e.created_xid IS NOT NULL" \
@@ -289,9 +285,7 @@ static OknoPlan copy_plan = {
 	" RETURNING (SELECT pg_catalog.count(*) FROM ins)"
 
 static OknoPlan rebase_plan = {
-	.sql = OKNO_SQL_REBASE(OKNO_SQL_ORDER_KEY, OKNO_DELIVERY_KEY),
-	.sql_0_6 = OKNO_SQL_REBASE(OKNO_SQL_ORDER_KEY_0_6, OKNO_DELIVERY_KEY_0_6),
-	.sql_unprepared = OKNO_SQL_REBASE(OKNO_SQL_ORDER_KEY_UNPREPARED, OKNO_DELIVERY_KEY),
+	OKNO_PLAN_FORMS(OKNO_SQL_REBASE),
 	.nargs = 3,
 	.argtypes = {TEXTOID, XID8OID, INT8OID}
 };

@@ -113,18 +113,17 @@
 #define OUTBOX_COLUMNS \
 	"s.id, s.kind::pg_catalog.text, s.payload, s.created_at, s.delivered_at," \
 	" s.attempts, s.last_error, s.available_at, s.parked_at, s.created_xid"
-#define OUTBOX_AS_DELIVERY(KEY) \
-	"ROW('default', s.id, " KEY("s") "," \
+#define OUTBOX_AS_DELIVERY(F) \
+	"ROW('default', s.id, " F##_STORED_KEY("s") "," \
 	" s.kind OPERATOR(pg_catalog.=) 'booking_created', s.delivered_at, s.attempts," \
 	" s.last_error, s.available_at, s.parked_at)::%1$s.okno_delivery"
 
 static OknoPlan outbox_lock = {.sql = SQL_LOCK(OUTBOX), EVENT_ARGS};
 static OknoPlan outbox_fail_row = {.sql = SQL_FAIL(OUTBOX, "s"), FAIL_ARGS};
 static OknoPlan outbox_fail_columns = {.sql = SQL_FAIL(OUTBOX, OUTBOX_COLUMNS), FAIL_ARGS};
+#define SQL_FAIL_AS_DELIVERY(F) SQL_FAIL(OUTBOX, OUTBOX_AS_DELIVERY(F))
 static OknoPlan outbox_fail_delivery = {
-	.sql = SQL_FAIL(OUTBOX, OUTBOX_AS_DELIVERY(OKNO_SQL_ORDER_KEY)),
-	.sql_0_6 = SQL_FAIL(OUTBOX, OUTBOX_AS_DELIVERY(OKNO_SQL_ORDER_KEY_0_6)),
-	.sql_unprepared = SQL_FAIL(OUTBOX, OUTBOX_AS_DELIVERY(OKNO_SQL_ORDER_KEY_UNPREPARED)),
+	OKNO_PLAN_FORMS(SQL_FAIL_AS_DELIVERY),
 	FAIL_ARGS
 };
 static OknoPlan outbox_release = {.sql = SQL_RELEASE(OUTBOX), EVENT_ARGS};
@@ -206,9 +205,9 @@ static OknoPlan delivery_requeue_parked = {
  * waits for this transaction and then removes the row written here; a
  * drain's lock of it (FOR NO KEY UPDATE) does not make this wait.
  */
-#define SQL_DELIVERED_ROW(KEY, COL) \
-	"INSERT INTO %1$s.okno_delivery (subscriber, event_id, " COL ", first, delivered_at)" \
-	" SELECT u.name, e.id, " KEY("e") "," \
+#define SQL_DELIVERED_ROW(F) \
+	"INSERT INTO %1$s.okno_delivery (subscriber, event_id, " F##_DELIVERY_KEY ", first, delivered_at)" \
+	" SELECT u.name, e.id, " F##_STORED_KEY("e") "," \
 	"        e.kind OPERATOR(pg_catalog.=) 'booking_created', pg_catalog.clock_timestamp()" \
 	"   FROM %1$s.okno_subscriber AS u, %1$s.outbox AS e" \
 	"  WHERE u.name OPERATOR(pg_catalog.=) $2 AND e.id OPERATOR(pg_catalog.=) $1" \
@@ -220,9 +219,7 @@ static OknoPlan delivery_requeue_parked = {
 	" ON CONFLICT (subscriber, event_id) DO NOTHING"
 
 static OknoPlan delivered_row_plan = {
-	.sql = SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY, OKNO_DELIVERY_KEY),
-	.sql_0_6 = SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY_0_6, OKNO_DELIVERY_KEY_0_6),
-	.sql_unprepared = SQL_DELIVERED_ROW(OKNO_SQL_ORDER_KEY_UNPREPARED, OKNO_DELIVERY_KEY),
+	OKNO_PLAN_FORMS(SQL_DELIVERED_ROW),
 	.nargs = 3,
 	.argtypes = {UUIDOID, TEXTOID, INT8OID}
 };

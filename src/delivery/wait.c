@@ -82,14 +82,12 @@ static bool holding_wait_tag = false;
  * either; when an open drain holds the earlier one, that one shows here as
  * held, and the wait polls until the drain ends.
  */
-#define OKNO_SQL_WAIT_DUE(DUE) \
+#define OKNO_SQL_WAIT_DUE(F) \
 	"SELECT p.xmax FROM %1$s.outbox AS p" \
-	" WHERE" DUE("p", "$1") \
+	" WHERE" OKNO_SQL_OUTBOX_DUE(F, "p", "$1") \
 	" ORDER BY p.id LIMIT 1000"
 static OknoPlan due_plan = {
-	.sql = OKNO_SQL_WAIT_DUE(OKNO_SQL_OUTBOX_DUE),
-	.sql_0_6 = OKNO_SQL_WAIT_DUE(OKNO_SQL_OUTBOX_DUE_0_6),
-	.sql_unprepared = OKNO_SQL_WAIT_DUE(OKNO_SQL_OUTBOX_DUE_0_6),
+	OKNO_PLAN_FORMS(OKNO_SQL_WAIT_DUE),
 	.nargs = 1,
 	.argtypes = {UUIDOID},
 	.cursor_options = CURSOR_OPT_GENERIC_PLAN
@@ -99,14 +97,12 @@ static OknoPlan due_plan = {
  * The same for a subscriber other than the default one ($1): its due rows
  * of okno_delivery, with the transaction that last updated or locked each
  */
-#define OKNO_SQL_WAIT_SUBSCRIBER_DUE(DUE) \
+#define OKNO_SQL_WAIT_SUBSCRIBER_DUE(F) \
 	"SELECT p.xmax FROM %1$s.okno_delivery AS p" \
-	" WHERE" DUE("p", "$1") \
+	" WHERE" OKNO_SQL_DELIVERY_DUE(F, "p", "$1") \
 	" ORDER BY p.subscriber, p.event_id LIMIT 1000"
 static OknoPlan subscriber_due_plan = {
-	.sql = OKNO_SQL_WAIT_SUBSCRIBER_DUE(OKNO_SQL_DELIVERY_DUE),
-	.sql_0_6 = OKNO_SQL_WAIT_SUBSCRIBER_DUE(OKNO_SQL_DELIVERY_DUE_0_6),
-	.sql_unprepared = OKNO_SQL_WAIT_SUBSCRIBER_DUE(OKNO_SQL_DELIVERY_DUE),
+	OKNO_PLAN_FORMS(OKNO_SQL_WAIT_SUBSCRIBER_DUE),
 	.nargs = 1,
 	.argtypes = {TEXTOID}
 };

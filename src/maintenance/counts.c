@@ -41,7 +41,7 @@ PG_FUNCTION_INFO_V1(okno_subscriber_counts);
  * The default subscriber's counts, one row; $1 is outbox's OID (for its
  * live-row count).
  */
-#define OUTBOX_COUNTS_SQL(KEY) \
+#define OUTBOX_COUNTS_SQL(F) \
 	"SELECT p.pending, p.due_now," \
 	"       p.pending OPERATOR(pg_catalog.-) p.due_now OPERATOR(pg_catalog.-) p.held_back AS delayed," \
 	"       k.parked," \
@@ -61,7 +61,7 @@ PG_FUNCTION_INFO_V1(okno_subscriber_counts);
 	"          FROM (SELECT e.created_at, e.available_at," \
 	"                       e.kind OPERATOR(pg_catalog.<>) 'booking_created'" \
 	"                       AND EXISTS (SELECT FROM %1$s.outbox AS q" \
-	"                        WHERE " KEY("q") " OPERATOR(pg_catalog.=) " KEY("e") \
+	"                        WHERE " F##_ORDER_KEY("q") " OPERATOR(pg_catalog.=) " F##_ORDER_KEY("e") \
 	"                          AND q.delivered_at IS NULL AND q.id OPERATOR(pg_catalog.<>) e.id" \
 	"                          AND" OKNO_SQL_EARLIER("q.id", "e.id") ") AS held" \
 	"                  FROM %1$s.outbox AS e" \
@@ -70,9 +70,7 @@ PG_FUNCTION_INFO_V1(okno_subscriber_counts);
 	"         WHERE o.parked_at IS NOT NULL AND o.delivered_at IS NULL) AS k"
 
 static OknoPlan outbox_counts_plan = {
-	.sql = OUTBOX_COUNTS_SQL(OKNO_SQL_ORDER_KEY),
-	.sql_0_6 = OUTBOX_COUNTS_SQL(OKNO_SQL_ORDER_KEY_0_6),
-	.sql_unprepared = OUTBOX_COUNTS_SQL(OKNO_SQL_ORDER_KEY_0_6),
+	OKNO_PLAN_FORMS(OUTBOX_COUNTS_SQL),
 	.nargs = 1,
 	.argtypes = {OIDOID}
 };
@@ -82,8 +80,8 @@ static OknoPlan outbox_counts_plan = {
  * events committed since its drains last looked (they are also in pending
  * and due_now).
  */
-#define SUBSCRIBER_COUNTS_SQL(KEY, COL) \
-	"WITH s AS (" OUTBOX_COUNTS_SQL(KEY) ")" \
+#define SUBSCRIBER_COUNTS_SQL(F) \
+	"WITH s AS (" OUTBOX_COUNTS_SQL(F) ")" \
 	" SELECT v.* FROM (" \
 	" SELECT 'default'::pg_catalog.text AS subscriber, NULL::pg_catalog.timestamptz AS subscribed_at," \
 	"        s.pending, s.due_now, s.delayed, s.parked, s.held_back, 0::pg_catalog.int8 AS not_copied," \
@@ -108,7 +106,7 @@ static OknoPlan outbox_counts_plan = {
 	"                   FROM (SELECT e.created_at, p.available_at, p.parked_at," \
 	"                                NOT p.first AND EXISTS (SELECT FROM %1$s.okno_delivery AS q" \
 	"                                 WHERE q.subscriber OPERATOR(pg_catalog.=) p.subscriber" \
-	"                                   AND q." COL " OPERATOR(pg_catalog.=) p." COL \
+	"                                   AND q." F##_DELIVERY_KEY " OPERATOR(pg_catalog.=) p." F##_DELIVERY_KEY \
 	"                                   AND q.delivered_at IS NULL" \
 	"                                   AND q.event_id OPERATOR(pg_catalog.<>) p.event_id" \
 	"                                   AND" OKNO_SQL_EARLIER("q.event_id", "p.event_id") ") AS held" \
@@ -124,9 +122,7 @@ static OknoPlan outbox_counts_plan = {
 	" ORDER BY v.subscriber OPERATOR(pg_catalog.<>) 'default', v.subscriber"
 
 static OknoPlan subscriber_counts_plan = {
-	.sql = SUBSCRIBER_COUNTS_SQL(OKNO_SQL_ORDER_KEY, OKNO_DELIVERY_KEY),
-	.sql_0_6 = SUBSCRIBER_COUNTS_SQL(OKNO_SQL_ORDER_KEY_0_6, OKNO_DELIVERY_KEY_0_6),
-	.sql_unprepared = SUBSCRIBER_COUNTS_SQL(OKNO_SQL_ORDER_KEY_0_6, OKNO_DELIVERY_KEY),
+	OKNO_PLAN_FORMS(SUBSCRIBER_COUNTS_SQL),
 	.nargs = 1,
 	.argtypes = {OIDOID}
 };

@@ -74,8 +74,8 @@ PG_FUNCTION_INFO_V1(okno_emit);
 static OknoPlan emit_plan = {
 	.sql =
 	"INSERT INTO %1$s.outbox (id, kind, payload, order_key) VALUES ($1, $2, $3, $4)",
-	.sql_unprepared =
-	"INSERT INTO %1$s.outbox (id, kind, payload) VALUES ($1, $2, $3)",
+	.older = {[OKNO_PLAN_UNPREPARED - 1] =
+	"INSERT INTO %1$s.outbox (id, kind, payload) VALUES ($1, $2, $3)"},
 	.nargs = 4,
 	.argtypes = {UUIDOID, TEXTOID, JSONBOID, TEXTOID}
 };
