@@ -17,7 +17,7 @@
  * word (now, today, infinity, epoch) can change what a payload means.
  *
  * jsonb keeps only the last of duplicate keys, so {"resource_id":1,
- * "resource_id":2} arrives here as resource_id 2; the README says so.
+ * "resource_id":2} arrives here as resource_id 2; docs/CHOICES.md says so.
  *
  * Copyright (c) 2026, the okno authors
  *

@@ -26,7 +26,7 @@
  * Not watched: a drain inside another query's executor (a function's SPI
  * statement, EXPLAIN ANALYZE, CREATE TABLE AS): what becomes of its rows is
  * that query's business, as with a LIMIT or a WHERE on the drain's result;
- * the README says so.
+ * docs/REFERENCE.md (okno_drain) says so.
  *
  * The check runs from a shutdown callback of an expression context of the
  * portal's executor state, created for it and never rescanned, so it runs

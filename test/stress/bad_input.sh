@@ -8,7 +8,7 @@
 #   - every call ended in success or a documented SQLSTATE (OKB01-OKB08,
 #     22023, 22004, 40001, 25006), and every outcome the input decides
 #     (bad key, payload built valid or invalid, replay, unknown event, ...)
-#     is the one the README promises; anything else is printed with its
+#     is the one docs/REFERENCE.md promises; anything else is printed with its
 #     input,
 #   - okno_verify() is empty at the end, and every stored last_error is at
 #     most 2000 bytes of valid text.

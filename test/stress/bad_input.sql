@@ -15,8 +15,8 @@
 --                                    documented one, or that broke an
 --                                    oracle, with its input.
 --
--- Every outcome is checked against the contract in README.md where the
--- input says what it must be:
+-- Every outcome is checked against the contract in docs/REFERENCE.md
+-- where the input says what it must be:
 --   * okno_create_booking: a key outside ^[A-Za-z0-9_.-]{1,80}$ is OKB01;
 --     a good key with a payload built to be invalid is OKB02; a good key
 --     with a valid payload ends in success, OKB03, OKB04, OKB05 or OKB06,
@@ -984,7 +984,7 @@ DECLARE
   k interval := ka::interval;
   d interval := da::interval;
   -- an age over 1000 years, or one that takes now() out of timestamptz's
-  -- range: the README does not say what it means
+  -- range: docs/REFERENCE.md does not say what it means
   beyond boolean := k > interval '1000 years' OR d > interval '1000 years';
 BEGIN
   BEGIN
