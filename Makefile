@@ -31,6 +31,7 @@ OBJS = \
 	src/base/digest.o \
 	src/keys/names.o \
 	src/keys/key_lock.o \
+	src/keys/contract.o \
 	src/keys/tombstone.o \
 	src/keys/key_table.o \
 	src/keys/claim.o \

@@ -66,7 +66,6 @@ extern void okno_fingerprint_hex(const OknoBookingIn *in, int version,
 								 char hex[OKNO_FINGERPRINT_LEN + 1]);
 
 /* lock.c */
-extern void okno_lock_request(const OknoKeyRef *ref);
 extern void okno_lock_resource(int32 resource_id);
 
 /* response.c */
@@ -74,19 +73,19 @@ extern Jsonb *okno_booking_card(int64 id, int32 actor, const OknoBookingIn *in,
 								const char *status);
 extern Jsonb *okno_event_payload(int64 booking_id);
 
-/* key_lookup.c */
-typedef struct OknoStoredKey
+/*
+ * key_lookup.c: bookings' store of keys, the course's idempotency, for
+ * keys/contract.c; its request is an OknoBookingRequest
+ */
+typedef struct OknoBookingRequest
 {
-	bool		found;
-	int16		fingerprint_version;
-	char		fingerprint[OKNO_FINGERPRINT_LEN + 1];
-	Jsonb	   *response;		/* in the caller's memory context */
-} OknoStoredKey;
+	text	   *key;
+	const OknoBookingIn *in;
+	const char *fingerprint;	/* in OKNO_FINGERPRINT_VERSION */
+} OknoBookingRequest;
 
+extern const OknoKeyStore okno_booking_keys;
 extern const OknoDirectCols okno_idempotency_cols;
-extern void okno_lookup_key(int32 actor, text *key, Snapshot snapshot,
-							MemoryContext resultcxt, OknoStoredKey *out);
-extern void okno_check_key_privileges(bool store);
 
 /* sql_write.c: the booking, its key and its event, by statements */
 extern Jsonb *okno_insert_sql(int32 actor, const OknoBookingIn *in, text *key,

@@ -10,7 +10,9 @@
  *      the course's advisory lock on actor:key       (okno.key_wait off:
  *                                                    request_in_progress)
  *   5. look up (actor, key): replay, or             key_reused
- *      (a key stored by the course's own service is compared in its form,
+ *      (4 and 5 are every key's contract, keys/contract.c, over bookings'
+ *      store of keys, key_lookup.c;
+ *      a key stored by the course's own service is compared in its form,
  *      fingerprint version 0); the caller may store  42501
  *      keys (INSERT), and a key purged into a        key_expired
  *      tombstone
@@ -36,13 +38,11 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/snapmgr.h"
 
 #include "base/base.h"
 #include "booking/booking.h"
@@ -164,10 +164,10 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	OknoBookingIn in;
 	char		fingerprint[OKNO_FINGERPRINT_LEN + 1];
 	char	   *keystr;
-	OknoStoredKey stored;
 	Jsonb	   *result;
 	OknoGuard	guard;
 	OknoKeyRef	ref;
+	OknoBookingRequest request;
 
 	PreventCommandIfReadOnly(fname);
 
@@ -181,67 +181,24 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	if (actor_isnull)
 		okno_error_actor_missing(0, true);
 
-	/* 4 (a role that may not read the key learns nothing of it) */
+	/* 4, the course's request lock */
 	ref.operation = NULL;
 	ref.scope = NULL;
 	ref.actor = actor;
 	ref.key = keystr;
-	okno_check_key_privileges(false);
-	okno_lock_request(&ref);
+	okno_key_lock(&okno_booking_keys, &ref);
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
 
-	/* 5 */
-	okno_lookup_key(actor, key, InvalidSnapshot, cxt, &stored);
-	if (!stored.found && IsolationUsesXactSnapshot())
-	{
-		OknoStoredKey latest;
-
-		/*
-		 * Our snapshot predates a request with this key that committed
-		 * while we waited for the lock: we can neither replay it (we cannot
-		 * see it) nor create (that would be a second booking).
-		 */
-		okno_lookup_key(actor, key, GetLatestSnapshot(), cxt, &latest);
-		if (latest.found)
-			okno_error_concurrent_request(okno_key_owner(&ref), keystr);
-	}
-
-	if (stored.found)
-	{
-		char		theirs[OKNO_FINGERPRINT_LEN + 1];
-		const char *compare = fingerprint;
-
-		/* a key is compared in the form it was stored under */
-		if (!okno_fingerprint_known(stored.fingerprint_version))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("idempotency key \"%s\" of actor %d has unsupported fingerprint version %d",
-							keystr, actor, stored.fingerprint_version),
-					 errdetail("This version of okno computes fingerprint versions %d (the course's) and %d only.",
-							   OKNO_FINGERPRINT_COURSE, OKNO_FINGERPRINT_VERSION)));
-		if (stored.fingerprint_version != OKNO_FINGERPRINT_VERSION)
-		{
-			okno_fingerprint_hex(&in, stored.fingerprint_version, theirs);
-			compare = theirs;
-		}
-		if (strcmp(stored.fingerprint, compare) != 0)
-			okno_error_key_reused(okno_key_owner(&ref), keystr);
-		result = stored.response;
-		*replayed = true;
-	}
-	else
-	{
-		/*
-		 * a key okno_purge expired is answered, not booked again (to a role
-		 * that may store the key)
-		 */
-		okno_check_key_privileges(true);
-		okno_check_expired(&ref);
+	/* 5: replay, key_reused, concurrent_request, key_expired, or new */
+	request.key = key;
+	request.in = &in;
+	request.fingerprint = fingerprint;
+	result = okno_key_replay(&okno_booking_keys, &ref, &request, cxt);
+	*replayed = (result != NULL);
+	if (result == NULL)
 		result = create_new(actor, key, keystr, &in, fingerprint, cxt);
-		*replayed = false;
-	}
 
 	okno_spi_finish();
 	okno_guard_end(&guard);

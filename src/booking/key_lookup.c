@@ -1,7 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * key_lookup.c
- *	  The stored key of a request: its fingerprint and its response.
+ *	  Bookings' store of keys, the course's idempotency, for the contract
+ *	  of a key (keys/contract.c): the privilege check, the stored key of a
+ *	  request (its fingerprint and its response), and its comparison with
+ *	  the request in the fingerprint version it was stored under.
  *
  * The key lookup probes idempotency_pkey directly (base/direct.c: an index
  * scan and a heap fetch, no executor), with the snapshot, relation locks,
@@ -56,9 +59,8 @@ const OknoDirectCols okno_idempotency_cols = {
 	.keytypes = {INT4OID, TEXTOID}
 };
 
-#define COL_FINGERPRINT 2
-#define COL_VERSION		3
-#define COL_RESPONSE	4
+/* fingerprint, fingerprint_version, response_body: the columns read */
+#define COL_STORED	2
 
 /*
  * The caller's privileges on idempotency, checked before a request's key
@@ -68,8 +70,8 @@ const OknoDirectCols okno_idempotency_cols = {
  * nothing of it: neither that a request holds it nor that it expired
  * (42501, as the statements would raise it later).
  */
-void
-okno_check_key_privileges(bool store)
+static void
+check_key_privileges(bool store)
 {
 	Oid			relid = okno_relid(OKNO_REL_IDEMPOTENCY);
 	const OknoDirectRel *r;
@@ -82,36 +84,29 @@ okno_check_key_privileges(bool store)
 }
 
 /*
- * Copy the stored key the probe found in slot into out (the response into
- * resultcxt).
+ * Copy a stored key into out (the response into resultcxt), from its
+ * fingerprint, fingerprint_version and response_body in values and nulls.
  */
 static void
-read_stored_key(const OknoDirectRel *r, TupleTableSlot *slot, int32 actor,
+read_stored_key(const Datum *values, const bool *nulls, int32 actor,
 				MemoryContext resultcxt, OknoStoredKey *out)
 {
 	MemoryContext oldcxt;
-	bool		isnull;
-	Datum		d;
 
-	d = slot_getattr(slot, r->attnum[COL_FINGERPRINT], &isnull);
-	if (isnull)
+	if (nulls[0])
 		out->fingerprint[0] = '\0';
 	else
 	{
-		char	   *fp = TextDatumGetCString(d);
+		char	   *fp = TextDatumGetCString(values[0]);
 
 		strlcpy(out->fingerprint, fp, sizeof(out->fingerprint));
 		pfree(fp);
 	}
-
-	d = slot_getattr(slot, r->attnum[COL_VERSION], &isnull);
-	out->fingerprint_version = isnull ? 0 : DatumGetInt16(d);
-
-	d = slot_getattr(slot, r->attnum[COL_RESPONSE], &isnull);
-	if (isnull)
+	out->fingerprint_version = nulls[1] ? 0 : DatumGetInt16(values[1]);
+	if (nulls[2])
 		elog(ERROR, "idempotency row for actor %d has a null response_body", actor);
 	oldcxt = MemoryContextSwitchTo(resultcxt);
-	out->response = DatumGetJsonbPCopy(d);
+	out->response = DatumGetJsonbPCopy(values[2]);
 	MemoryContextSwitchTo(oldcxt);
 }
 
@@ -155,7 +150,15 @@ lookup_key_direct(int32 actor, text *key, Snapshot snapshot,
 	slot = table_slot_create(rel, NULL);
 	out->found = okno_direct_probe(r, values, GetActiveSnapshot(), slot);
 	if (out->found)
-		read_stored_key(r, slot, actor, resultcxt, out);
+	{
+		Datum		stored[3];
+		bool		nulls[3];
+		int			i;
+
+		for (i = 0; i < 3; i++)
+			stored[i] = slot_getattr(slot, r->attnum[COL_STORED + i], &nulls[i]);
+		read_stored_key(stored, nulls, actor, resultcxt, out);
+	}
 	ExecDropSingleTupleTableSlot(slot);
 	PopActiveSnapshot();
 	okno_direct_close(r);
@@ -167,18 +170,14 @@ lookup_key_direct(int32 actor, text *key, Snapshot snapshot,
  * the transaction's own snapshot rules; otherwise the one given.  The
  * stored response is copied into resultcxt.
  */
-void
-okno_lookup_key(int32 actor, text *key, Snapshot snapshot,
-				MemoryContext resultcxt, OknoStoredKey *out)
+static void
+lookup_key(int32 actor, text *key, Snapshot snapshot,
+		   MemoryContext resultcxt, OknoStoredKey *out)
 {
-	Datum		values[2];
+	Datum		values[3];
+	bool		nulls[3];
 	int			rc;
-	HeapTuple	tup;
-	TupleDesc	desc;
-	bool		isnull;
-	Datum		d;
-	MemoryContext oldcxt;
-	char	   *fp;
+	int			i;
 
 	if (lookup_key_direct(actor, key, snapshot, resultcxt, out))
 		return;
@@ -197,19 +196,53 @@ okno_lookup_key(int32 actor, text *key, Snapshot snapshot,
 	if (!out->found)
 		return;
 
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-
-	fp = SPI_getvalue(tup, desc, 1);
-	strlcpy(out->fingerprint, fp ? fp : "", sizeof(out->fingerprint));
-
-	d = SPI_getbinval(tup, desc, 2, &isnull);
-	out->fingerprint_version = isnull ? 0 : DatumGetInt16(d);
-
-	d = SPI_getbinval(tup, desc, 3, &isnull);
-	if (isnull)
-		elog(ERROR, "idempotency row for actor %d has a null response_body", actor);
-	oldcxt = MemoryContextSwitchTo(resultcxt);
-	out->response = DatumGetJsonbPCopy(d);
-	MemoryContextSwitchTo(oldcxt);
+	for (i = 0; i < 3; i++)
+		values[i] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1,
+								  &nulls[i]);
+	read_stored_key(values, nulls, actor, resultcxt, out);
 }
+
+/* the store's lookup: the key of an OknoBookingRequest */
+static void
+lookup(const OknoKeyRef *ref, const void *request, Snapshot snapshot,
+	   MemoryContext cxt, OknoStoredKey *out)
+{
+	lookup_key(ref->actor, ((const OknoBookingRequest *) request)->key, snapshot, cxt, out);
+}
+
+/*
+ * Whether stored is the key of request: their fingerprints compared in the
+ * version the stored one was computed in (a version this okno does not
+ * compute is corrupt data).
+ */
+static bool
+same_request(const OknoKeyRef *ref, const OknoStoredKey *stored, const void *request)
+{
+	const OknoBookingRequest *req = request;
+	char		theirs[OKNO_FINGERPRINT_LEN + 1];
+	const char *compare = req->fingerprint;
+
+	if (!okno_fingerprint_known(stored->fingerprint_version))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("idempotency key \"%s\" of actor %d has unsupported fingerprint version %d",
+						ref->key, ref->actor, stored->fingerprint_version),
+				 errdetail("This version of okno computes fingerprint versions %d (the course's) and %d only.",
+						   OKNO_FINGERPRINT_COURSE, OKNO_FINGERPRINT_VERSION)));
+	if (stored->fingerprint_version != OKNO_FINGERPRINT_VERSION)
+	{
+		okno_fingerprint_hex(req->in, stored->fingerprint_version, theirs);
+		compare = theirs;
+	}
+	return strcmp(stored->fingerprint, compare) == 0;
+}
+
+StaticAssertDecl(sizeof(((OknoStoredKey *) 0)->fingerprint) >= OKNO_FINGERPRINT_LEN + 1,
+				 "a stored key holds a booking's fingerprint");
+
+const OknoKeyStore okno_booking_keys = {
+	.check_privileges = check_key_privileges,
+	.claimed = NULL,
+	.lookup = lookup,
+	.same_request = same_request
+};

@@ -38,12 +38,10 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "access/xact.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/snapmgr.h"
 
 #include "base/base.h"
 #include "keys/keys.h"
@@ -73,49 +71,16 @@ jsonb_arg(FunctionCallInfo fcinfo, int argno, const char *what)
 }
 
 /*
- * Steps 3 to 6: lock the key, and return its stored response to replay,
- * or NULL when the request is new.
+ * Steps 3 to 6, every key's contract (contract.c) over okno_key: lock the
+ * key, and return its stored response to replay, or NULL when the request
+ * is new.
  */
 static Jsonb *
 look_up(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN],
 		MemoryContext cxt)
 {
-	LOCKTAG		tag;
-	OknoOpKey	stored;
-
-	/* a role that may not read the key learns nothing of it */
-	okno_op_key_check_privileges(false);
-	okno_operation_lock_tag(ref, &tag);
-	okno_lock_key(ref, &tag);
-
-	if (okno_claim_open(ref))
-		okno_error_request_in_progress(okno_key_owner(ref), ref->key, true);
-
-	okno_op_key_lookup(ref, InvalidSnapshot, cxt, &stored);
-	if (!stored.found && IsolationUsesXactSnapshot())
-	{
-		OknoOpKey	latest;
-
-		/*
-		 * Our snapshot predates a request with this key that committed
-		 * while we waited for the lock: we can neither replay it (we cannot
-		 * see it) nor run the request (that would run it twice).
-		 */
-		okno_op_key_lookup(ref, GetLatestSnapshot(), cxt, &latest);
-		if (latest.found)
-			okno_error_concurrent_request(okno_key_owner(ref), ref->key);
-	}
-	if (stored.found)
-	{
-		if (memcmp(stored.fingerprint, fingerprint, OKNO_HASH_LEN) != 0)
-			okno_error_key_reused(okno_key_owner(ref), ref->key);
-		return stored.response;
-	}
-
-	/* (to a role that may store the key) */
-	okno_op_key_check_privileges(true);
-	okno_check_expired(ref);
-	return NULL;
+	okno_key_lock(&okno_operation_keys, ref);
+	return okno_key_replay(&okno_operation_keys, ref, fingerprint, cxt);
 }
 
 /*

@@ -6,12 +6,18 @@
  * A request takes a transaction-level advisory lock on its key before it
  * looks the key up, so that two requests with one key never both run:
  * the second waits until the first has ended, then replays its response
- * (or runs, if the first rolled back).  A booking's lock is the course's
- * own (booking/lock.c builds its tag); an operation's lock (okno 0.7.0) is
- * built here on the hash of the key's identity (tombstone.c), in an
- * advisory tag whose objsubid, 5, no SQL advisory-lock function uses
- * (they use 1 and 2; okno's other tags 3 and 4).  Two identities whose
- * hashes collide only wait for each other.
+ * (or runs, if the first rolled back).
+ *
+ * A booking's lock is exactly the one the course's Python service takes,
+ *     pg_advisory_xact_lock(hashtextextended(actor::text || ':' || key, 0)),
+ * built here directly on its lock tag (no SQL round trip), so that okno and
+ * that service serialise against each other in one database.
+ * hashtextextended() of a text with a deterministic collation is
+ * hash_any_extended() of its bytes; a database's default collation is
+ * always deterministic.  An operation's lock is built on the hash of the
+ * key's identity (tombstone.c), in an advisory tag whose objsubid, 5, no
+ * SQL advisory-lock function uses (they use 1 and 2; okno's other tags 3,
+ * 4 and 6).  Two identities whose hashes collide only wait for each other.
  *
  * okno.key_wait = off (the IETF draft's 409 Conflict for a request whose
  * first attempt is still running): a request whose key is locked by
@@ -62,27 +68,26 @@ okno_key_wait(void)
 }
 
 /*
- * Take the lock tag (ExclusiveLock, to the end of the transaction) for the
- * key ref names: waiting for it, or with okno.key_wait off raising
- * request_in_progress when another transaction holds it.
+ * The lock tag of the key ref names (already validated): a booking's, the
+ * tag pg_advisory_xact_lock(bigint) builds for the course's hash; an
+ * operation's, the hash of its identity with objsubid 5.
  */
-void
-okno_lock_key(const OknoKeyRef *ref, const LOCKTAG *tag)
+static void
+key_lock_tag(const OknoKeyRef *ref, LOCKTAG *tag)
 {
-	if (LockAcquire(tag, ExclusiveLock, false, !key_wait) == LOCKACQUIRE_NOT_AVAIL)
-		okno_error_request_in_progress(okno_key_owner(ref), ref->key, false);
-}
-
-/*
- * The lock tag of an operation's key: the hash of its identity, objsubid 5.
- */
-void
-okno_operation_lock_tag(const OknoKeyRef *ref, LOCKTAG *tag)
-{
+	char		scope[12 + 1 + 80 + 1];
 	StringInfoData identity;
 	uint64		hash;
+	int			len;
 
-	Assert(ref->operation != NULL);
+	if (ref->operation == NULL)
+	{
+		len = snprintf(scope, sizeof(scope), "%d:%s", ref->actor, ref->key);
+		Assert(len < (int) sizeof(scope));
+		hash = DatumGetUInt64(hash_any_extended((const unsigned char *) scope, len, 0));
+		SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (hash >> 32), (uint32) hash, 1);
+		return;
+	}
 	initStringInfo(&identity);
 	okno_key_identity(ref, &identity);
 	hash = DatumGetUInt64(hash_any_extended((const unsigned char *) identity.data,
@@ -90,4 +95,19 @@ okno_operation_lock_tag(const OknoKeyRef *ref, LOCKTAG *tag)
 	pfree(identity.data);
 	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (hash >> 32), (uint32) hash,
 						 OKNO_LOCK_SUBID_OPERATION);
+}
+
+/*
+ * Take the lock of the key ref names (ExclusiveLock, to the end of the
+ * transaction): waiting for it, or with okno.key_wait off raising
+ * request_in_progress when another transaction holds it.
+ */
+void
+okno_lock_key(const OknoKeyRef *ref)
+{
+	LOCKTAG		tag;
+
+	key_lock_tag(ref, &tag);
+	if (LockAcquire(&tag, ExclusiveLock, false, !key_wait) == LOCKACQUIRE_NOT_AVAIL)
+		okno_error_request_in_progress(okno_key_owner(ref), ref->key, false);
 }

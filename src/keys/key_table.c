@@ -104,8 +104,8 @@ key_table_checked(OknoDirectRel *r)
  * a role that may not look the key up, or not store it, learns nothing of
  * it: neither that a request holds it nor that it expired (42501).
  */
-void
-okno_op_key_check_privileges(bool store)
+static void
+check_privileges(bool store)
 {
 	const OknoDirectRel *r = key_table_checked(okno_direct_rel(key_table_relid(), &key_cols));
 
@@ -156,9 +156,9 @@ text_datum(const char *s)
  * InvalidSnapshot in the snapshot a statement would take now (a new one
  * under READ COMMITTED); the response is copied into resultcxt.
  */
-void
-okno_op_key_lookup(const OknoKeyRef *ref, Snapshot snapshot,
-				   MemoryContext resultcxt, OknoOpKey *out)
+static void
+lookup(const OknoKeyRef *ref, const void *request pg_attribute_unused(),
+	   Snapshot snapshot, MemoryContext resultcxt, OknoStoredKey *out)
 {
 	OknoDirectRel *r;
 	Datum		key[3];
@@ -203,6 +203,22 @@ okno_op_key_lookup(const OknoKeyRef *ref, Snapshot snapshot,
 	PopActiveSnapshot();
 	okno_direct_close(r);
 }
+
+/* whether stored is the key of the request whose fingerprint is request */
+static bool
+same_request(const OknoKeyRef *ref pg_attribute_unused(), const OknoStoredKey *stored,
+			 const void *request)
+{
+	return memcmp(stored->fingerprint, request, OKNO_HASH_LEN) == 0;
+}
+
+/* operations' store of keys, for the contract (contract.c) */
+const OknoKeyStore okno_operation_keys = {
+	.check_privileges = check_privileges,
+	.claimed = okno_claim_open,
+	.lookup = lookup,
+	.same_request = same_request
+};
 
 /*
  * Store the key ref names with its fingerprint and response, as an INSERT

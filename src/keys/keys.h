@@ -4,10 +4,13 @@
  *	  The keys group: idempotency keys of any operation, the lock a key's
  *	  request holds, and what is left of a key once it has expired.
  *
- * Owns: the rules of a key (bookings' too), an operation's name and a
- * scope (names.c); the
- * lock of a request's key and the setting okno.key_wait, for bookings and
- * operations alike (key_lock.c); a key's identity and its hash, the
+ * Owns: the contract of a key, once for both stores of keys (the course's
+ * idempotency for bookings, okno_key for operations): lock, look up, the
+ * latest-snapshot check, compare, replay or key_reused, key_expired,
+ * request_in_progress (contract.c); the rules of a key (bookings' too),
+ * an operation's name and a scope (names.c); the lock of a request's key
+ * and the setting okno.key_wait, for bookings and operations alike
+ * (key_lock.c); a key's identity and its hash, the
  * tombstones okno_purge leaves and the setting okno.key_tombstone_age
  * (tombstone.c); okno's table of operations' keys, okno_key: lookup and
  * store (key_table.c); the claims a transaction holds and the check at
@@ -17,8 +20,8 @@
  * (idempotent.c); the RFC 8785 form of a JSON value and its fingerprint,
  * okno_canonical_json (canonical_json.c).
  *
- * May call: base and pure only.  The booking group takes its request lock
- * and asks for its key's tombstone here; maintenance purges keys into
+ * May call: base and pure only.  The booking group runs its key's
+ * contract here over its own store; maintenance purges keys into
  * tombstones with the identity and age defined here.
  *
  * Copyright (c) 2026, the okno authors
@@ -65,8 +68,46 @@ extern char *okno_key_owner(const OknoKeyRef *ref);
 /* key_lock.c */
 extern void okno_key_lock_init(void);
 extern bool okno_key_wait(void);
-extern void okno_lock_key(const OknoKeyRef *ref, const LOCKTAG *tag);
-extern void okno_operation_lock_tag(const OknoKeyRef *ref, LOCKTAG *tag);
+extern void okno_lock_key(const OknoKeyRef *ref);
+
+/*
+ * A key as its store holds it: whether it was found, the stored request's
+ * fingerprint in the store's own form (an operation's OKNO_HASH_LEN
+ * bytes; a booking's hex text and the version of the form it was computed
+ * in), and the response to replay, in the caller's memory context.
+ */
+typedef struct OknoStoredKey
+{
+	bool		found;
+	int16		fingerprint_version;
+	char		fingerprint[2 * OKNO_HASH_LEN + 1];
+	Jsonb	   *response;
+} OknoStoredKey;
+
+/*
+ * A store of keys, for the contract (contract.c): the course's idempotency
+ * for bookings (booking/key_lookup.c), okno's okno_key for operations
+ * (key_table.c).  request is the store's own form of the request, passed
+ * through.
+ */
+typedef struct OknoKeyStore
+{
+	/* 42501 unless the caller may read (store: and store) the keys */
+	void		(*check_privileges) (bool store);
+	/* ref's key is claimed by this transaction, not stored (NULL: never) */
+	bool		(*claimed) (const OknoKeyRef *ref);
+	/* look ref's key up in snapshot (InvalidSnapshot: a new statement's) */
+	void		(*lookup) (const OknoKeyRef *ref, const void *request,
+						   Snapshot snapshot, MemoryContext cxt, OknoStoredKey *out);
+	/* stored is request's key, compared in the form it was stored in */
+	bool		(*same_request) (const OknoKeyRef *ref, const OknoStoredKey *stored,
+								 const void *request);
+} OknoKeyStore;
+
+/* contract.c */
+extern void okno_key_lock(const OknoKeyStore *store, const OknoKeyRef *ref);
+extern Jsonb *okno_key_replay(const OknoKeyStore *store, const OknoKeyRef *ref,
+							  const void *request, MemoryContext cxt);
 
 /*
  * The hash of a key's identity in SQL (tombstone.c says what it is), for
@@ -90,20 +131,11 @@ extern bool okno_key_expired(const OknoKeyRef *ref);
 extern int	okno_key_tombstone_age(void);
 extern void okno_check_expired(const OknoKeyRef *ref);
 
-/* key_table.c */
-typedef struct OknoOpKey
-{
-	bool		found;
-	uint8		fingerprint[OKNO_HASH_LEN];
-	Jsonb	   *response;		/* in the caller's memory context */
-} OknoOpKey;
-
-extern void okno_op_key_lookup(const OknoKeyRef *ref, Snapshot snapshot,
-							   MemoryContext resultcxt, OknoOpKey *out);
+/* key_table.c: the operations' store (request: the fingerprint's bytes) */
+extern const OknoKeyStore okno_operation_keys;
 extern void okno_op_key_insert(const OknoKeyRef *ref,
 							   const uint8 fingerprint[OKNO_HASH_LEN],
 							   Jsonb *response);
-extern void okno_op_key_check_privileges(bool store);
 
 /* claim.c */
 extern void okno_keys_claim_init(void);

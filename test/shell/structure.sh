@@ -198,7 +198,6 @@ LONGER = {
     "relay/metrics.c metrics_write": 100,
     "src/maintenance/adopt.c okno_drop_guard": 94,
     "src/pure/jcs_number.c scan_number": 93,
-    "src/booking/create.c create_booking": 91,
     "src/pure/jcs_number.c shortest_digits": 85,
 }
 lengths = {}

@@ -1,0 +1,86 @@
+/*-------------------------------------------------------------------------
+ *
+ * contract.c
+ *	  The contract of an idempotency key, written once for both stores of
+ *	  keys: a booking's in the course's idempotency, an operation's in
+ *	  okno_key.
+ *
+ * Before a request runs:
+ *
+ *	  1. okno_key_lock: the caller may read the store's keys (else 42501,
+ *		 before anything about the key is told); the key's lock, held to
+ *		 the end of the transaction (with okno.key_wait off, refused at
+ *		 once: request_in_progress); a key this transaction claimed and
+ *		 has not stored is request_in_progress too.
+ *	  2. okno_key_replay: the stored key.  None in the transaction's
+ *		 snapshot under REPEATABLE READ or SERIALIZABLE, but one in the
+ *		 latest: a request with this key committed while this one waited
+ *		 for the lock, which it can neither replay (it cannot see it) nor
+ *		 run again (that would run it twice): concurrent_request, 40001.
+ *		 A stored key of another request is key_reused; of this request,
+ *		 its response is replayed.  No key: the caller may store one
+ *		 (else 42501), and a key okno_purge expired is key_expired.  NULL
+ *		 then: the request is new, and the caller runs it and stores its
+ *		 key.
+ *
+ * What differs between the stores is in their OknoKeyStore: the table and
+ * its privileges, how a stored fingerprint is compared (a booking's in the
+ * fingerprint version it was stored under), and whether a key can be
+ * claimed without being stored (an operation's, by okno_key_claim).
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "utils/snapmgr.h"
+
+#include "base/base.h"
+#include "keys/keys.h"
+
+/*
+ * Step 1: lock the key ref names, for a request on store.
+ */
+void
+okno_key_lock(const OknoKeyStore *store, const OknoKeyRef *ref)
+{
+	/* a role that may not read the key learns nothing of it */
+	store->check_privileges(false);
+	okno_lock_key(ref);
+	if (store->claimed != NULL && store->claimed(ref))
+		okno_error_request_in_progress(okno_key_owner(ref), ref->key, true);
+}
+
+/*
+ * Step 2: the response to replay for request, whose key ref names and is
+ * locked, or NULL when the request is new; in memory context cxt.
+ */
+Jsonb *
+okno_key_replay(const OknoKeyStore *store, const OknoKeyRef *ref,
+				const void *request, MemoryContext cxt)
+{
+	OknoStoredKey stored;
+
+	store->lookup(ref, request, InvalidSnapshot, cxt, &stored);
+	if (!stored.found && IsolationUsesXactSnapshot())
+	{
+		OknoStoredKey latest;
+
+		store->lookup(ref, request, GetLatestSnapshot(), cxt, &latest);
+		if (latest.found)
+			okno_error_concurrent_request(okno_key_owner(ref), ref->key);
+	}
+	if (stored.found)
+	{
+		if (!store->same_request(ref, &stored, request))
+			okno_error_key_reused(okno_key_owner(ref), ref->key);
+		return stored.response;
+	}
+
+	/* a key okno_purge expired is answered, not run again (to a role that may store it) */
+	store->check_privileges(true);
+	okno_check_expired(ref);
+	return NULL;
+}
