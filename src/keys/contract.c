@@ -34,7 +34,9 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
+#include "funcapi.h"
 #include "utils/snapmgr.h"
 
 #include "base/base.h"
@@ -83,4 +85,24 @@ okno_key_replay(const OknoKeyStore *store, const OknoKeyRef *ref,
 	store->check_privileges(true);
 	okno_check_expired(ref);
 	return NULL;
+}
+
+/*
+ * The (response, replayed) composite the _result functions return
+ * (okno_create_booking_result, okno_idempotent_result): a replay told from
+ * a new request, so an HTTP layer can answer "Idempotent-Replayed: true".
+ */
+Datum
+okno_key_result(FunctionCallInfo fcinfo, Jsonb *response, bool replayed)
+{
+	TupleDesc	desc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "a _result function of okno must return a composite type");
+	desc = BlessTupleDesc(desc);
+	values[0] = JsonbPGetDatum(response);
+	values[1] = BoolGetDatum(replayed);
+	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
 }

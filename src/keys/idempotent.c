@@ -37,9 +37,7 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "fmgr.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
@@ -144,18 +142,10 @@ okno_idempotent(PG_FUNCTION_ARGS)
 Datum
 okno_idempotent_result(PG_FUNCTION_ARGS)
 {
-	TupleDesc	desc;
-	Datum		values[2];
-	bool		nulls[2] = {false, false};
 	bool		replayed;
+	Jsonb	   *response = idempotent(fcinfo, "okno_idempotent_result()", &replayed);
 
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "okno_idempotent_result must return a composite type");
-	desc = BlessTupleDesc(desc);
-
-	values[0] = JsonbPGetDatum(idempotent(fcinfo, "okno_idempotent_result()", &replayed));
-	values[1] = BoolGetDatum(replayed);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+	PG_RETURN_DATUM(okno_key_result(fcinfo, response, replayed));
 }
 
 /*

@@ -108,6 +108,7 @@ typedef struct OknoKeyStore
 extern void okno_key_lock(const OknoKeyStore *store, const OknoKeyRef *ref);
 extern Jsonb *okno_key_replay(const OknoKeyStore *store, const OknoKeyRef *ref,
 							  const void *request, MemoryContext cxt);
+extern Datum okno_key_result(FunctionCallInfo fcinfo, Jsonb *response, bool replayed);
 
 /*
  * The hash of a key's identity in SQL (tombstone.c says what it is), for
