@@ -49,6 +49,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
@@ -88,9 +89,10 @@ static OknoPlan key_delete_rest_plan = {
 	.sql =
 	"DELETE FROM %1$s.idempotency"
 	" WHERE (actor_id, request_key) OPERATOR(pg_catalog.>) ($1, $2)"
-	" AND created_at OPERATOR(pg_catalog.<) $3",
-	.nargs = 3,
-	.argtypes = {INT4OID, TEXTOID, TIMESTAMPTZOID}
+	" AND $3::pg_catalog.int4 IS NULL AND $4::pg_catalog.text IS NULL"
+	" AND created_at OPERATOR(pg_catalog.<) $5",
+	.nargs = 5,
+	.argtypes = {INT4OID, TEXTOID, INT4OID, TEXTOID, TIMESTAMPTZOID}
 };
 
 /*
@@ -186,9 +188,10 @@ static OknoPlan tombstone_delete_plan = {
 static OknoPlan tombstone_delete_rest_plan = {
 	.sql =
 	"DELETE FROM %1$s.okno_key_tombstone"
-	" WHERE key_hash OPERATOR(pg_catalog.>) $1 AND expired_at OPERATOR(pg_catalog.<) $2",
-	.nargs = 2,
-	.argtypes = {BYTEAOID, TIMESTAMPTZOID},
+	" WHERE key_hash OPERATOR(pg_catalog.>) $1 AND $2::pg_catalog.bytea IS NULL"
+	" AND expired_at OPERATOR(pg_catalog.<) $3",
+	.nargs = 3,
+	.argtypes = {BYTEAOID, BYTEAOID, TIMESTAMPTZOID},
 	.own = true
 };
 
@@ -213,9 +216,10 @@ static OknoPlan event_delete_plan = {
 static OknoPlan event_delete_rest_plan = {
 	.sql =
 	"DELETE FROM %1$s.outbox"
-	" WHERE id OPERATOR(pg_catalog.>) $1 AND delivered_at OPERATOR(pg_catalog.<) $2",
-	.nargs = 2,
-	.argtypes = {UUIDOID, TIMESTAMPTZOID}
+	" WHERE id OPERATOR(pg_catalog.>) $1 AND $2::pg_catalog.uuid IS NULL"
+	" AND delivered_at OPERATOR(pg_catalog.<) $3",
+	.nargs = 3,
+	.argtypes = {UUIDOID, UUIDOID, TIMESTAMPTZOID}
 };
 
 /*
@@ -313,251 +317,172 @@ cutoff(FunctionCallInfo fcinfo, int argno, const char *name)
 }
 
 /*
- * Delete the keys of idempotency created before 'before', in batches;
- * with tombstones (0.7.0), leave one for each (when 'keep', that is when
+ * A table purged in keyset batches: each step finds the key of the row
+ * OKNO_PURGE_BATCH rows on from the last one (boundary: $1 .. $nkeys the
+ * last key, then the offset) and runs batch on the rows after the last
+ * key up to that one; when there is none, rest on the rows after the last
+ * key.  Both take the last key ($1 ..), the boundary's ($nkeys + 1 ..,
+ * NULL for rest) and then the walk's own arguments; they are DELETEs, or
+ * (counts) statements that return how many rows they deleted.
+ */
+typedef struct PurgeWalk
+{
+	const char *what;			/* for can't-happen errors */
+	int			nkeys;			/* columns of the primary key, at most 3 */
+	OknoPlan   *boundary;
+	OknoPlan   *batch;
+	OknoPlan   *rest;
+	bool		counts;
+} PurgeWalk;
+
+#define PURGE_WALK_MAXKEYS	3
+#define PURGE_WALK_MAXARGS	3
+
+/* idempotency, keyed by (actor_id, request_key); from 0.7.0 with tombstones */
+static const PurgeWalk key_walk = {
+	"idempotency purge", 2, &key_boundary_plan, &key_delete_plan, &key_delete_rest_plan, false
+};
+static const PurgeWalk key_walk_0_7 = {
+	"idempotency purge", 2, &key_boundary_plan, &key_delete_0_7_plan,
+	&key_delete_rest_0_7_plan, true
+};
+
+/* okno_key, keyed by (operation, scope, request_key) */
+static const PurgeWalk op_key_walk = {
+	"okno_key purge", 3, &op_key_boundary_plan, &op_key_delete_plan, &op_key_delete_rest_plan, true
+};
+
+/* okno_key_tombstone, keyed by key_hash */
+static const PurgeWalk tombstone_walk = {
+	"tombstone purge", 1, &tombstone_boundary_plan, &tombstone_delete_plan,
+	&tombstone_delete_rest_plan, false
+};
+
+/* outbox, keyed by id; from 0.5.0 only what every subscriber is done with */
+static const PurgeWalk event_walk = {
+	"outbox purge", 1, &event_boundary_plan, &event_delete_plan, &event_delete_rest_plan, false
+};
+static const PurgeWalk event_walk_0_5 = {
+	"outbox purge", 1, &event_boundary_plan, &event_delete_0_5_plan,
+	&event_delete_rest_0_5_plan, true
+};
+
+/*
+ * Walk w from key start (below every row) to the end of the table, with
+ * its own arguments extra (nextra of them); the rows deleted.
+ */
+static uint64
+purge_walk(const PurgeWalk *w, const Datum *start, const Datum *extra, int nextra)
+{
+	Datum		args[2 * PURGE_WALK_MAXKEYS + PURGE_WALK_MAXARGS];
+	char		nulls[2 * PURGE_WALK_MAXKEYS + PURGE_WALK_MAXARGS];
+	int			n = w->nkeys;
+	uint64		deleted = 0;
+	bool		last = false;
+	bool		isnull;
+	int			rc;
+	int			i;
+
+	Assert(n <= PURGE_WALK_MAXKEYS && nextra <= PURGE_WALK_MAXARGS);
+	memset(nulls, ' ', sizeof(nulls));
+	memcpy(args, start, n * sizeof(Datum));
+	memcpy(args + 2 * n, extra, nextra * sizeof(Datum));
+	while (!last)
+	{
+		CHECK_FOR_INTERRUPTS();
+
+		/* the boundary, copied out of the SPI result */
+		args[n] = Int32GetDatum(OKNO_PURGE_BATCH - 1);
+		rc = SPI_execute_plan(okno_plan(w->boundary), args, NULL, false, 1);
+		okno_check_spi(rc, SPI_OK_SELECT, w->what);
+		last = (SPI_processed == 0);
+		for (i = 0; i < n; i++)
+		{
+			Form_pg_attribute att;
+
+			nulls[n + i] = last ? 'n' : ' ';
+			if (last)
+			{
+				args[n + i] = (Datum) 0;
+				continue;
+			}
+			att = TupleDescAttr(SPI_tuptable->tupdesc, i);
+			args[n + i] = datumCopy(SPI_getbinval(SPI_tuptable->vals[0],
+												  SPI_tuptable->tupdesc, i + 1, &isnull),
+									att->attbyval, att->attlen);
+		}
+
+		/* the batch, or the rest */
+		rc = SPI_execute_plan(okno_plan(last ? w->rest : w->batch), args, nulls, false, 0);
+		okno_check_spi(rc, w->counts ? SPI_OK_SELECT : SPI_OK_DELETE, w->what);
+		if (w->counts)
+			deleted += (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+															SPI_tuptable->tupdesc, 1, &isnull));
+		else
+			deleted += SPI_processed;
+		memcpy(args, args + n, n * sizeof(Datum));
+	}
+	return deleted;
+}
+
+/*
+ * Delete the keys of idempotency created before 'before'; with tombstones
+ * (0.7.0), leave one for each (when 'keep', that is when
  * okno.key_tombstone_age is not 0).
  */
 static uint64
 purge_keys(TimestampTz before, bool tombstones, bool keep)
 {
-	Datum		lo[2];
-	Datum		args[6];
-	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
-	uint64		deleted = 0;
-	int			rc;
-
 	/* no key is empty, so (INT_MIN, '') is below every row */
-	lo[0] = Int32GetDatum(PG_INT32_MIN);
-	lo[1] = PointerGetDatum(cstring_to_text(""));
+	Datum		start[2] = {Int32GetDatum(PG_INT32_MIN), PointerGetDatum(cstring_to_text(""))};
+	Datum		extra[2] = {TimestampTzGetDatum(before), BoolGetDatum(keep)};
 
-	for (;;)
-	{
-		bool		isnull;
-		HeapTuple	tup;
-		bool		last;
-
-		CHECK_FOR_INTERRUPTS();
-
-		args[0] = lo[0];
-		args[1] = lo[1];
-		args[2] = Int32GetDatum(OKNO_PURGE_BATCH - 1);
-		rc = SPI_execute_plan(okno_plan(&key_boundary_plan), args, NULL, false, 1);
-		okno_check_spi(rc, SPI_OK_SELECT, "idempotency purge boundary");
-		last = (SPI_processed == 0);
-
-		if (!tombstones)
-		{
-			if (last)
-			{
-				args[2] = TimestampTzGetDatum(before);
-				rc = SPI_execute_plan(okno_plan(&key_delete_rest_plan), args, NULL, false, 0);
-				okno_check_spi(rc, SPI_OK_DELETE, "idempotency purge");
-				return deleted + SPI_processed;
-			}
-			tup = SPI_tuptable->vals[0];
-			args[2] = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull);
-			args[3] = PointerGetDatum(DatumGetTextPCopy(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull)));
-			args[4] = TimestampTzGetDatum(before);
-			rc = SPI_execute_plan(okno_plan(&key_delete_plan), args, NULL, false, 0);
-			okno_check_spi(rc, SPI_OK_DELETE, "idempotency purge");
-			deleted += SPI_processed;
-		}
-		else
-		{
-			if (last)
-			{
-				nulls[2] = nulls[3] = 'n';
-				args[2] = args[3] = (Datum) 0;
-			}
-			else
-			{
-				tup = SPI_tuptable->vals[0];
-				args[2] = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull);
-				args[3] = PointerGetDatum(DatumGetTextPCopy(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull)));
-			}
-			args[4] = TimestampTzGetDatum(before);
-			args[5] = BoolGetDatum(keep);
-			rc = SPI_execute_plan(okno_plan(last ? &key_delete_rest_0_7_plan : &key_delete_0_7_plan),
-								  args, nulls, false, 0);
-			okno_check_spi(rc, SPI_OK_SELECT, "idempotency purge");
-			deleted += (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-															SPI_tuptable->tupdesc, 1, &isnull));
-			if (last)
-				return deleted;
-		}
-
-		lo[0] = args[2];
-		lo[1] = args[3];
-	}
+	return purge_walk(tombstones ? &key_walk_0_7 : &key_walk, start, extra, tombstones ? 2 : 1);
 }
 
 /*
  * 0.7.0: delete the operations' keys of okno_key created before 'before',
- * in batches, leaving a tombstone of each when 'keep'.
+ * leaving a tombstone of each when 'keep'.
  */
 static uint64
 purge_operation_keys(TimestampTz before, bool keep)
 {
-	Datum		args[8];
-	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
-	uint64		deleted = 0;
-	int			rc;
-	int			i;
-
 	/* no operation's name is empty: ('', '', '') is below every row */
-	for (i = 0; i < 3; i++)
-		args[i] = PointerGetDatum(cstring_to_text(""));
+	Datum		empty = PointerGetDatum(cstring_to_text(""));
+	Datum		start[3] = {empty, empty, empty};
+	Datum		extra[2] = {TimestampTzGetDatum(before), BoolGetDatum(keep)};
 
-	for (;;)
-	{
-		bool		isnull;
-		bool		last;
-
-		CHECK_FOR_INTERRUPTS();
-
-		args[3] = Int32GetDatum(OKNO_PURGE_BATCH - 1);
-		rc = SPI_execute_plan(okno_plan(&op_key_boundary_plan), args, NULL, false, 1);
-		okno_check_spi(rc, SPI_OK_SELECT, "okno_key purge boundary");
-		last = (SPI_processed == 0);
-		for (i = 0; i < 3; i++)
-		{
-			if (last)
-			{
-				args[3 + i] = (Datum) 0;
-				nulls[3 + i] = 'n';
-			}
-			else
-				args[3 + i] = PointerGetDatum(DatumGetTextPCopy(SPI_getbinval(SPI_tuptable->vals[0],
-																			  SPI_tuptable->tupdesc,
-																			  i + 1, &isnull)));
-		}
-		args[6] = TimestampTzGetDatum(before);
-		args[7] = BoolGetDatum(keep);
-		rc = SPI_execute_plan(okno_plan(last ? &op_key_delete_rest_plan : &op_key_delete_plan),
-							  args, nulls, false, 0);
-		okno_check_spi(rc, SPI_OK_SELECT, "okno_key purge");
-		deleted += (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-														SPI_tuptable->tupdesc, 1, &isnull));
-		if (last)
-			return deleted;
-		for (i = 0; i < 3; i++)
-			args[i] = args[3 + i];
-	}
+	return purge_walk(&op_key_walk, start, extra, 2);
 }
 
 /*
- * 0.7.0: delete the tombstones that expired before 'before', in batches.
+ * 0.7.0: delete the tombstones that expired before 'before'.
  */
 static void
 purge_tombstones(TimestampTz before)
 {
-	Datum		args[3];
-	bytea	   *lo = palloc(VARHDRSZ);	/* the empty bytea: below every hash */
-	int			rc;
+	bytea	   *empty = palloc(VARHDRSZ);	/* below every hash */
+	Datum		start;
+	Datum		extra = TimestampTzGetDatum(before);
 
-	SET_VARSIZE(lo, VARHDRSZ);
-	for (;;)
-	{
-		bool		isnull;
-
-		CHECK_FOR_INTERRUPTS();
-
-		args[0] = PointerGetDatum(lo);
-		args[1] = Int32GetDatum(OKNO_PURGE_BATCH - 1);
-		rc = SPI_execute_plan(okno_plan(&tombstone_boundary_plan), args, NULL, false, 1);
-		okno_check_spi(rc, SPI_OK_SELECT, "tombstone purge boundary");
-		if (SPI_processed == 0)
-		{
-			args[1] = TimestampTzGetDatum(before);
-			rc = SPI_execute_plan(okno_plan(&tombstone_delete_rest_plan), args, NULL, false, 0);
-			okno_check_spi(rc, SPI_OK_DELETE, "tombstone purge");
-			return;
-		}
-		args[1] = PointerGetDatum(DatumGetByteaPCopy(SPI_getbinval(SPI_tuptable->vals[0],
-																	SPI_tuptable->tupdesc, 1, &isnull)));
-		args[2] = TimestampTzGetDatum(before);
-		rc = SPI_execute_plan(okno_plan(&tombstone_delete_plan), args, NULL, false, 0);
-		okno_check_spi(rc, SPI_OK_DELETE, "tombstone purge");
-		lo = DatumGetByteaPP(args[1]);
-	}
+	SET_VARSIZE(empty, VARHDRSZ);
+	start = PointerGetDatum(empty);
+	(void) purge_walk(&tombstone_walk, &start, &extra, 1);
 }
 
 /*
- * Delete the events of one batch, (lo, hi] (hi NULL: to the end), with
- * the subscribers' plans from okno 0.5.0 on
+ * Delete the events delivered before 'before'; from okno 0.5.0 on
+ * (subscribers) only those every subscriber is done with, with their
+ * delivery states.
  */
-static uint64
-delete_events(pg_uuid_t *lo, pg_uuid_t *hi, TimestampTz before, bool subscribers)
-{
-	Datum		args[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
-	int			rc;
-	bool		isnull;
-
-	args[0] = UUIDPGetDatum(lo);
-	if (subscribers)
-	{
-		if (hi != NULL)
-			args[1] = UUIDPGetDatum(hi);
-		else
-		{
-			args[1] = (Datum) 0;
-			nulls[1] = 'n';
-		}
-		args[2] = TimestampTzGetDatum(before);
-		args[3] = Int64GetDatum((int64) GetSystemIdentifier());
-		rc = SPI_execute_plan(okno_plan(hi != NULL ? &event_delete_0_5_plan
-										: &event_delete_rest_0_5_plan),
-							  args, nulls, false, 0);
-		okno_check_spi(rc, SPI_OK_SELECT, "outbox purge");
-		return (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-													SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	if (hi != NULL)
-	{
-		args[1] = UUIDPGetDatum(hi);
-		args[2] = TimestampTzGetDatum(before);
-		rc = SPI_execute_plan(okno_plan(&event_delete_plan), args, NULL, false, 0);
-	}
-	else
-	{
-		args[1] = TimestampTzGetDatum(before);
-		rc = SPI_execute_plan(okno_plan(&event_delete_rest_plan), args, NULL, false, 0);
-	}
-	okno_check_spi(rc, SPI_OK_DELETE, "outbox purge");
-	return SPI_processed;
-}
-
 static uint64
 purge_events(TimestampTz before, bool subscribers)
 {
-	pg_uuid_t  *lo = palloc0(sizeof(pg_uuid_t));	/* the nil UUID */
-	Datum		args[2];
-	uint64		deleted = 0;
-	int			rc;
+	Datum		start = UUIDPGetDatum(palloc0(sizeof(pg_uuid_t)));	/* the nil UUID */
+	Datum		extra[2] = {TimestampTzGetDatum(before), Int64GetDatum((int64) GetSystemIdentifier())};
 
-	for (;;)
-	{
-		bool		isnull;
-		pg_uuid_t  *hi;
-
-		CHECK_FOR_INTERRUPTS();
-
-		args[0] = UUIDPGetDatum(lo);
-		args[1] = Int32GetDatum(OKNO_PURGE_BATCH - 1);
-		rc = SPI_execute_plan(okno_plan(&event_boundary_plan), args, NULL, false, 1);
-		okno_check_spi(rc, SPI_OK_SELECT, "outbox purge boundary");
-		if (SPI_processed == 0)
-			return deleted + delete_events(lo, NULL, before, subscribers);
-
-		hi = palloc(sizeof(pg_uuid_t));
-		memcpy(hi, DatumGetUUIDP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-											   1, &isnull)), sizeof(pg_uuid_t));
-		deleted += delete_events(lo, hi, before, subscribers);
-
-		pfree(lo);
-		lo = hi;
-	}
+	return purge_walk(subscribers ? &event_walk_0_5 : &event_walk, &start, extra,
+					  subscribers ? 2 : 1);
 }
 
 /*
