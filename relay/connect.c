@@ -20,6 +20,9 @@
 
 static const char *const wait_mode_names[] = {"server", "listen", "poll"};
 
+/* room for open_connection's keywords (nine at most) and the NULL */
+#define CONNECT_KEYWORDS 10
+
 /*
  * Server messages outside a query: notices, warnings, and the FATAL a
  * backend sends before it closes the connection (pg_terminate_backend,
@@ -83,34 +86,22 @@ several_hosts(PGconn *c)
 }
 
 /*
- * Connect without blocking signals out: PQconnectStartParams and
- * PQconnectPoll, with the self-pipe in every poll(), for no longer than
- * connect_timeout (which libpq leaves to the caller of PQconnectPoll).
- * With several hosts, only libpq's own blocking connect moves on to the
- * next host when one does not answer in connect_timeout: that is used
- * instead, and a stop signal waits for it.  NULL on failure (message in
- * errbuf) or when a stop signal came.
+ * The connection's keywords and values (NULL-terminated, at most
+ * CONNECT_KEYWORDS with the NULL), --dbname last.
+ *
+ * A later keyword wins: the same keyword in --dbname overrides ours.  Over
+ * TCP, a server that stops answering without a reset (a primary that lost
+ * power, a NAT or load balancer that forgot the flow) is noticed in about a
+ * minute rather than the kernel's two hours: keepalives after 30 s idle,
+ * then every 10 s, three unanswered end the connection, and so does data
+ * unacknowledged for 60 s.  A connection attempt gives up after 30 s
+ * (PGCONNECT_TIMEOUT wins).
  */
-PGconn *
-open_connection(Relay *r, char *errbuf, size_t errlen)
+static void
+connection_keywords(const Relay *r, const char **keywords, const char **values)
 {
-	const char *keywords[10];
-	const char *values[10];
 	int			n = 0;
-	PGconn	   *c;
-	PostgresPollingStatusType ps = PGRES_POLLING_WRITING;
-	double		timeout;
-	double		deadline;
 
-	/*
-	 * A later keyword wins: the same keyword in --dbname overrides ours.
-	 * Over TCP, a server that stops answering without a reset (a primary
-	 * that lost power, a NAT or load balancer that forgot the flow) is
-	 * noticed in about a minute rather than the kernel's two hours:
-	 * keepalives after 30 s idle, then every 10 s, three unanswered end
-	 * the connection, and so does data unacknowledged for 60 s.  A
-	 * connection attempt gives up after 30 s (PGCONNECT_TIMEOUT wins).
-	 */
 	keywords[n] = "application_name";
 	values[n++] = APPLICATION_NAME;
 	keywords[n] = "client_encoding";
@@ -134,8 +125,20 @@ open_connection(Relay *r, char *errbuf, size_t errlen)
 	values[n++] = r->opts.dbname;
 	keywords[n] = NULL;
 	values[n] = NULL;
+}
 
-	errbuf[0] = '\0';
+/*
+ * Start connecting without blocking (PQconnectStartParams), or, with several
+ * hosts, connect with libpq's blocking connect instead; *ps is where the
+ * connection stands for PQconnectPoll (PGRES_POLLING_OK or _FAILED after the
+ * blocking connect).  NULL when out of memory (message in errbuf).
+ */
+static PGconn *
+start_connection(const char *const *keywords, const char *const *values,
+				 PostgresPollingStatusType *ps, char *errbuf, size_t errlen)
+{
+	PGconn	   *c;
+
 	c = PQconnectStartParams(keywords, values, 1);
 	if (c == NULL)
 	{
@@ -151,11 +154,25 @@ open_connection(Relay *r, char *errbuf, size_t errlen)
 			snprintf(errbuf, errlen, "out of memory");
 			return NULL;
 		}
-		ps = PQstatus(c) == CONNECTION_OK ? PGRES_POLLING_OK : PGRES_POLLING_FAILED;
+		*ps = PQstatus(c) == CONNECTION_OK ? PGRES_POLLING_OK : PGRES_POLLING_FAILED;
 	}
-	timeout = connect_timeout(c);
-	deadline = now_seconds() + timeout;
-	while (ps != PGRES_POLLING_OK && ps != PGRES_POLLING_FAILED)
+	return c;
+}
+
+/*
+ * Drive PQconnectPoll until the connection is made or has failed (*ps
+ * PGRES_POLLING_OK or _FAILED), the self-pipe in every poll(), for no
+ * longer than connect_timeout (which libpq leaves to the caller of
+ * PQconnectPoll).  False when a stop signal came or connect_timeout passed
+ * (message in errbuf): the caller gives the connection up.
+ */
+static bool
+poll_connection(PGconn *c, PostgresPollingStatusType *ps, char *errbuf, size_t errlen)
+{
+	double		timeout = connect_timeout(c);
+	double		deadline = now_seconds() + timeout;
+
+	while (*ps != PGRES_POLLING_OK && *ps != PGRES_POLLING_FAILED)
 	{
 		struct pollfd pfd[2];
 		int			sock;
@@ -163,28 +180,24 @@ open_connection(Relay *r, char *errbuf, size_t errlen)
 
 		if (PQstatus(c) == CONNECTION_BAD)
 		{
-			ps = PGRES_POLLING_FAILED;
+			*ps = PGRES_POLLING_FAILED;
 			break;
 		}
 		if (stop_signal)
-		{
-			PQfinish(c);
-			return NULL;
-		}
+			return false;
 		if (timeout > 0 && now_seconds() >= deadline)
 		{
 			snprintf(errbuf, errlen, "no answer from the server within connect_timeout (%g s)", timeout);
-			PQfinish(c);
-			return NULL;
+			return false;
 		}
 		sock = PQsocket(c);
 		if (sock < 0)
 		{
-			ps = PQconnectPoll(c);
+			*ps = PQconnectPoll(c);
 			continue;
 		}
 		pfd[0].fd = sock;
-		pfd[0].events = (ps == PGRES_POLLING_READING) ? POLLIN : POLLOUT;
+		pfd[0].events = (*ps == PGRES_POLLING_READING) ? POLLIN : POLLOUT;
 		pfd[0].revents = 0;
 		pfd[1].fd = wakeup_fd();
 		pfd[1].events = POLLIN;
@@ -194,7 +207,38 @@ open_connection(Relay *r, char *errbuf, size_t errlen)
 			relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
 		drain_wakeups();
 		if (rc > 0 && pfd[0].revents != 0)
-			ps = PQconnectPoll(c);
+			*ps = PQconnectPoll(c);
+	}
+	return true;
+}
+
+/*
+ * Connect without blocking signals out: PQconnectStartParams and
+ * PQconnectPoll, with the self-pipe in every poll(), for no longer than
+ * connect_timeout (which libpq leaves to the caller of PQconnectPoll).
+ * With several hosts, only libpq's own blocking connect moves on to the
+ * next host when one does not answer in connect_timeout: that is used
+ * instead, and a stop signal waits for it.  NULL on failure (message in
+ * errbuf) or when a stop signal came.
+ */
+PGconn *
+open_connection(Relay *r, char *errbuf, size_t errlen)
+{
+	const char *keywords[CONNECT_KEYWORDS];
+	const char *values[CONNECT_KEYWORDS];
+	PGconn	   *c;
+	PostgresPollingStatusType ps = PGRES_POLLING_WRITING;
+
+	connection_keywords(r, keywords, values);
+
+	errbuf[0] = '\0';
+	c = start_connection(keywords, values, &ps, errbuf, errlen);
+	if (c == NULL)
+		return NULL;
+	if (!poll_connection(c, &ps, errbuf, errlen))
+	{
+		PQfinish(c);
+		return NULL;
 	}
 	if (ps == PGRES_POLLING_FAILED || PQstatus(c) != CONNECTION_OK)
 	{

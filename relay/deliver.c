@@ -29,6 +29,9 @@
 
 extern char **environ;
 
+static void start_command(Relay *r, const RelayEvent *ev, const int in[2],
+						  pid_t parent) RELAY_NORETURN;
+
 /*
  * Whether a kind follows okno_emit's rule (1 to 40 of a-z 0-9 _ - .,
  * starting with a letter): only such a kind reaches the command's
@@ -153,6 +156,150 @@ supervise(pid_t relay, const int in[2])
 #endif
 
 /*
+ * The child deliver_exec forked: a process group of its own, the default
+ * handling of the signals the relay handles or ignores, none blocked, the
+ * line's pipe as stdin and the command's environment; on Linux the
+ * supervisor (supervise) stays between the relay and the command.  Then
+ * /bin/sh -c COMMAND; never returns.  The parent has one thread, so
+ * setenv is fine here.  parent: the relay's pid.
+ */
+static void
+start_command(Relay *r, const RelayEvent *ev, const int in[2], pid_t parent)
+{
+	struct sigaction sa;
+	sigset_t	none;
+
+	setpgid(0, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGXFSZ, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(in[0], STDIN_FILENO) < 0)
+		_exit(127);
+	command_environment(ev);
+#ifdef __linux__
+	supervise(parent, in);
+#else
+	(void) parent;
+#endif
+	execl("/bin/sh", "sh", "-c", r->opts.exec_command, (char *) NULL);
+	_exit(127);
+}
+
+/*
+ * Write what the pipe takes of the line at once (*written bytes of it went
+ * before); a command that does not read it may exit anyway.  The pipe's
+ * write end *fd is closed, and -1, once the whole line is in, or when the
+ * command closed its stdin (EPIPE).
+ */
+static void
+feed_line(int *fd, const LineBuffer *line, size_t *written)
+{
+	while (*fd >= 0 && *written < line->len)
+	{
+		ssize_t		n = write(*fd, line->data + *written, line->len - *written);
+
+		if (n > 0)
+			*written += (size_t) n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		else
+		{
+			close(*fd);			/* EPIPE: the command closed its stdin */
+			*fd = -1;
+		}
+	}
+	if (*fd >= 0 && *written == line->len)
+	{
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/*
+ * Sleep until a wake-up (a signal, a child's end) or until the pipe's write
+ * end fd (when not -1) takes more of the line, for no longer than seconds.
+ */
+static void
+await_progress(int fd, double seconds)
+{
+	struct pollfd pfd[2];
+	int			npfd = 1;
+
+	pfd[0].fd = wakeup_fd();
+	pfd[0].events = POLLIN;
+	pfd[0].revents = 0;
+	if (fd >= 0)
+	{
+		pfd[1].fd = fd;
+		pfd[1].events = POLLOUT;
+		pfd[1].revents = 0;
+		npfd = 2;
+	}
+	if (poll(pfd, npfd, poll_timeout_ms(seconds)) < 0 && errno != EINTR)
+		relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
+	drain_wakeups();
+}
+
+/*
+ * Feed the line to the command pid through the pipe's write end fd and
+ * wait for the command to end, both by deadline; past it the command's
+ * group gets SIGKILL.  Reaps every other child that ended meanwhile (an
+ * orphan of a command's: as PID 1, a container, every orphan is the
+ * relay's to reap).  Closes fd; *status is the command's wait status.
+ * Returns whether the command timed out.
+ */
+static bool
+wait_for_command(pid_t pid, int fd, const LineBuffer *line, double deadline, int *status)
+{
+	size_t		written = 0;
+	bool		timed_out = false;
+
+	for (;;)
+	{
+		pid_t		ended;
+		double		now;
+
+		/* the command, or an orphan of a command's */
+		ended = waitpid(-1, status, WNOHANG);
+		if (ended == pid)
+			break;
+		if (ended > 0)
+			continue;
+		if (ended < 0 && errno != EINTR)
+			relay_fatal(EXIT_SERVER, "waitpid failed: %s", strerror(errno));
+
+		now = now_seconds();
+		if (now >= deadline)
+		{
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, status, 0) < 0)
+			{
+				if (errno != EINTR)
+					relay_fatal(EXIT_SERVER, "waitpid failed: %s", strerror(errno));
+			}
+			timed_out = true;
+			break;
+		}
+
+		feed_line(&fd, line, &written);
+		await_progress(fd, deadline - now);
+	}
+	if (fd >= 0)
+		close(fd);
+	return timed_out;
+}
+
+/*
  * Run --exec for one event: /bin/sh -c COMMAND in a process group of its
  * own, the line on its stdin, OKNO_EVENT_ID and OKNO_EVENT_KIND in its
  * environment.  Writing the line and waiting for the exit share one
@@ -166,9 +313,7 @@ deliver_exec(Relay *r, const RelayEvent *ev, const LineBuffer *line, char *why, 
 	pid_t		pid;
 	pid_t		parent;
 	int			status = 0;
-	size_t		written = 0;
 	double		deadline;
-	bool		timed_out = false;
 
 	if (pipe(in) != 0)
 	{
@@ -189,111 +334,14 @@ deliver_exec(Relay *r, const RelayEvent *ev, const LineBuffer *line, char *why, 
 		return DELIVERY_NOT_TRIED;
 	}
 	if (pid == 0)
-	{
-		/* the child: single-threaded parent, so setenv is fine here */
-		struct sigaction sa;
-		sigset_t	none;
-
-		setpgid(0, 0);
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = SIG_DFL;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGPIPE, &sa, NULL);
-		sigaction(SIGXFSZ, &sa, NULL);
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGCHLD, &sa, NULL);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (dup2(in[0], STDIN_FILENO) < 0)
-			_exit(127);
-		command_environment(ev);
-#ifdef __linux__
-		supervise(parent, in);
-#endif
-		execl("/bin/sh", "sh", "-c", r->opts.exec_command, (char *) NULL);
-		_exit(127);
-	}
+		start_command(r, ev, in, parent);	/* the child: never returns */
 
 	/* also here, so that killing the group cannot race the child's setpgid */
 	(void) setpgid(pid, pid);
 	close(in[0]);
 
 	deadline = now_seconds() + r->opts.exec_timeout;
-	for (;;)
-	{
-		struct pollfd pfd[2];
-		int			npfd = 1;
-		pid_t		ended;
-		double		now;
-
-		/*
-		 * the command, or an orphan of a command's: as PID 1 (a container)
-		 * every orphan is the relay's to reap
-		 */
-		ended = waitpid(-1, &status, WNOHANG);
-		if (ended == pid)
-			break;
-		if (ended > 0)
-			continue;
-		if (ended < 0 && errno != EINTR)
-			relay_fatal(EXIT_SERVER, "waitpid failed: %s", strerror(errno));
-
-		now = now_seconds();
-		if (now >= deadline)
-		{
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &status, 0) < 0)
-			{
-				if (errno != EINTR)
-					relay_fatal(EXIT_SERVER, "waitpid failed: %s", strerror(errno));
-			}
-			timed_out = true;
-			break;
-		}
-
-		/* feed the line; a command that does not read it may exit anyway */
-		while (in[1] >= 0 && written < line->len)
-		{
-			ssize_t		n = write(in[1], line->data + written, line->len - written);
-
-			if (n > 0)
-				written += (size_t) n;
-			else if (n < 0 && errno == EINTR)
-				continue;
-			else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-				break;
-			else
-			{
-				close(in[1]);	/* EPIPE: the command closed its stdin */
-				in[1] = -1;
-			}
-		}
-		if (in[1] >= 0 && written == line->len)
-		{
-			close(in[1]);
-			in[1] = -1;
-		}
-
-		pfd[0].fd = wakeup_fd();
-		pfd[0].events = POLLIN;
-		pfd[0].revents = 0;
-		if (in[1] >= 0)
-		{
-			pfd[1].fd = in[1];
-			pfd[1].events = POLLOUT;
-			pfd[1].revents = 0;
-			npfd = 2;
-		}
-		if (poll(pfd, npfd, poll_timeout_ms(deadline - now)) < 0 && errno != EINTR)
-			relay_fatal(EXIT_SERVER, "poll failed: %s", strerror(errno));
-		drain_wakeups();
-	}
-	if (in[1] >= 0)
-		close(in[1]);
-
-	if (timed_out)
+	if (wait_for_command(pid, in[1], line, deadline, &status))
 	{
 		snprintf(why, whylen, "timed out after %g s", r->opts.exec_timeout);
 		return DELIVERY_FAILED;

@@ -208,15 +208,12 @@ metrics_at_every_exit(Relay *r)
 }
 
 /*
- * --metrics-file: Prometheus's text exposition format, written to a new
- * temporary file beside PATH (open_metrics_temp) and renamed over PATH, so
- * that a reader (node_exporter's textfile collector) never sees half a
- * file; rename replaces PATH itself, a symlink included, and follows
- * nothing.  Every series has the label subscriber="NAME".  A failure is
- * logged once (and its end), and the relay goes on.
+ * The metrics file's text, Prometheus's text exposition format, into buf:
+ * the counters, the time of the last success and the delivery lag
+ * histogram, every series with the label subscriber="NAME".
  */
-void
-metrics_write(Relay *r)
+static void
+metrics_text(Relay *r, LineBuffer *buf)
 {
 	static const struct
 	{
@@ -231,15 +228,9 @@ metrics_write(Relay *r)
 		{"okno_relay_reconnects_total", "Connections re-established after a lost one."}
 	};
 	long long	values[6];
-	LineBuffer	buf = {NULL, 0, 0};
-	char	   *tmp;
 	char	   *label = metrics_label(r);
-	size_t		done = 0;
 	long long	cumulative = 0;
-	int			fd;
 	int			i;
-	bool		failed = false;
-	int			save_errno = 0;
 
 	values[0] = r->metrics.committed.delivered;
 	values[1] = r->metrics.committed.failed;
@@ -249,37 +240,52 @@ metrics_write(Relay *r)
 	values[5] = r->metrics.reconnects;
 	for (i = 0; i < 6; i++)
 	{
-		metric_header(&buf, counters[i].name, "counter", counters[i].help);
-		buf_printf(&buf, "%s{%s} %lld\n", counters[i].name, label, values[i]);
+		metric_header(buf, counters[i].name, "counter", counters[i].help);
+		buf_printf(buf, "%s{%s} %lld\n", counters[i].name, label, values[i]);
 	}
-	metric_header(&buf, "okno_relay_last_success_timestamp_seconds", "gauge",
+	metric_header(buf, "okno_relay_last_success_timestamp_seconds", "gauge",
 				  "Unix time of the last delivery transaction that committed, empty ones included (0: none yet).");
-	buf_printf(&buf, "okno_relay_last_success_timestamp_seconds{%s} %.3f\n", label, r->metrics.last_success);
-	metric_header(&buf, "okno_relay_delivery_lag_seconds", "histogram",
+	buf_printf(buf, "okno_relay_last_success_timestamp_seconds{%s} %.3f\n", label, r->metrics.last_success);
+	metric_header(buf, "okno_relay_delivery_lag_seconds", "histogram",
 				  "Seconds from an event's write (its UUID v7 event_id) to its delivery.");
 	for (i = 0; i <= LAG_BUCKETS; i++)
 	{
 		cumulative += r->metrics.committed.lag_buckets[i];
 		if (i < LAG_BUCKETS)
-			buf_printf(&buf, "okno_relay_delivery_lag_seconds_bucket{%s,le=\"%g\"} %lld\n",
+			buf_printf(buf, "okno_relay_delivery_lag_seconds_bucket{%s,le=\"%g\"} %lld\n",
 					   label, lag_bounds[i], cumulative);
 		else
-			buf_printf(&buf, "okno_relay_delivery_lag_seconds_bucket{%s,le=\"+Inf\"} %lld\n",
+			buf_printf(buf, "okno_relay_delivery_lag_seconds_bucket{%s,le=\"+Inf\"} %lld\n",
 					   label, cumulative);
 	}
-	buf_printf(&buf, "okno_relay_delivery_lag_seconds_sum{%s} %.6f\n", label, r->metrics.committed.lag_sum);
-	buf_printf(&buf, "okno_relay_delivery_lag_seconds_count{%s} %lld\n", label, r->metrics.committed.lag_count);
+	buf_printf(buf, "okno_relay_delivery_lag_seconds_sum{%s} %.6f\n", label, r->metrics.committed.lag_sum);
+	buf_printf(buf, "okno_relay_delivery_lag_seconds_count{%s} %lld\n", label, r->metrics.committed.lag_count);
 	free(label);
+}
 
-	fd = open_metrics_temp(r, &tmp);
+/*
+ * Write buf to a new temporary file beside PATH (open_metrics_temp) and
+ * rename it over PATH.  False on failure, with the errno of the step that
+ * failed in *save_errno (ENOSPC for a write that wrote nothing), after the
+ * temporary file, if it was created, was removed.  *tmp is its name
+ * (malloc'd) either way.
+ */
+static bool
+replace_metrics_file(Relay *r, const LineBuffer *buf, char **tmp, int *save_errno)
+{
+	size_t		done = 0;
+	int			fd;
+	bool		failed = false;
+
+	fd = open_metrics_temp(r, tmp);
 	if (fd < 0)
 	{
 		failed = true;
-		save_errno = errno;
+		*save_errno = errno;
 	}
-	while (!failed && done < buf.len)
+	while (!failed && done < buf->len)
 	{
-		ssize_t		n = write(fd, buf.data + done, buf.len - done);
+		ssize_t		n = write(fd, buf->data + done, buf->len - done);
 
 		if (n > 0)
 			done += (size_t) n;
@@ -288,23 +294,42 @@ metrics_write(Relay *r)
 		else
 		{
 			failed = true;
-			save_errno = (n < 0) ? errno : ENOSPC;
+			*save_errno = (n < 0) ? errno : ENOSPC;
 		}
 	}
 	if (fd >= 0 && close(fd) != 0 && !failed)
 	{
 		failed = true;
-		save_errno = errno;
+		*save_errno = errno;
 	}
-	if (!failed && rename(tmp, r->opts.metrics_file) != 0)
+	if (!failed && rename(*tmp, r->opts.metrics_file) != 0)
 	{
 		failed = true;
-		save_errno = errno;
+		*save_errno = errno;
 	}
-	if (failed)
+	if (failed && fd >= 0)
+		(void) unlink(*tmp);
+	return !failed;
+}
+
+/*
+ * --metrics-file: Prometheus's text exposition format, written to a new
+ * temporary file beside PATH (open_metrics_temp) and renamed over PATH, so
+ * that a reader (node_exporter's textfile collector) never sees half a
+ * file; rename replaces PATH itself, a symlink included, and follows
+ * nothing.  Every series has the label subscriber="NAME".  A failure is
+ * logged once (and its end), and the relay goes on.
+ */
+void
+metrics_write(Relay *r)
+{
+	LineBuffer	buf = {NULL, 0, 0};
+	char	   *tmp;
+	int			save_errno = 0;
+
+	metrics_text(r, &buf);
+	if (!replace_metrics_file(r, &buf, &tmp, &save_errno))
 	{
-		if (fd >= 0)
-			(void) unlink(tmp);
 		if (!r->metrics.failing)
 			relay_log("could not write the metrics file \"%s\": %s",
 					  r->opts.metrics_file, strerror(save_errno));

@@ -24,6 +24,8 @@ static void usage(void);
 static void usage_error(const char *fmt,...) RELAY_PRINTF(1, 2) RELAY_NORETURN;
 static int	parse_int(const char *option, const char *value, int min, int max);
 static double parse_seconds(const char *option, const char *value);
+static WaitMode parse_wait(const char *value);
+static void unknown_option(const char *arg) RELAY_NORETURN;
 
 /*
  * --help
@@ -231,25 +233,67 @@ hide_password(char *conninfo)
 	}
 }
 
+/* the long options; getopt_long's short ones are in parse_options */
+static const struct option long_options[] = {
+	{"dbname", required_argument, NULL, 'd'},
+	{"schema", required_argument, NULL, 's'},
+	{"batch", required_argument, NULL, 'b'},
+	{"exec", required_argument, NULL, 'e'},
+	{"exec-timeout", required_argument, NULL, 't'},
+	{"statement-timeout", required_argument, NULL, 'T'},
+	{"once", no_argument, NULL, 'o'},
+	{"poll", required_argument, NULL, 'p'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"wait", required_argument, NULL, 'w'},
+	{"metrics-file", required_argument, NULL, 'm'},
+	{"subscriber", required_argument, NULL, 'S'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0}
+};
+
+/* --wait's value */
+static WaitMode
+parse_wait(const char *value)
+{
+	if (strcmp(value, "server") == 0)
+		return WAIT_SERVER;
+	if (strcmp(value, "listen") == 0)
+		return WAIT_LISTEN;
+	if (strcmp(value, "poll") == 0)
+		return WAIT_POLL;
+	usage_error("invalid value \"%s\" for --wait: server, listen or poll is needed",
+				value);
+}
+
+/*
+ * The option getopt_long did not take, arg as given: a long option that
+ * takes no value given one (--help=x: getopt names the option by its short
+ * letter, so the argument itself is looked at), another unknown long
+ * option, or an unknown short one (getopt's optopt).
+ */
+static void
+unknown_option(const char *arg)
+{
+	if (strncmp(arg, "--", 2) == 0)
+	{
+		const char *name = arg + 2;
+		const char *eq = strchr(name, '=');
+		const struct option *o;
+
+		for (o = long_options; eq != NULL && o->name != NULL; o++)
+			if (o->has_arg == no_argument && strlen(o->name) == (size_t) (eq - name) &&
+				strncmp(o->name, name, (size_t) (eq - name)) == 0)
+				usage_error("option --%s takes no value: %s", o->name, arg);
+		usage_error("unknown option %s", arg);
+	}
+	if (optopt != 0)
+		usage_error("unknown option -%c", optopt);
+	usage_error("unknown option %s", arg);
+}
+
 void
 parse_options(RelayOptions *opts, int argc, char **argv)
 {
-	static const struct option long_options[] = {
-		{"dbname", required_argument, NULL, 'd'},
-		{"schema", required_argument, NULL, 's'},
-		{"batch", required_argument, NULL, 'b'},
-		{"exec", required_argument, NULL, 'e'},
-		{"exec-timeout", required_argument, NULL, 't'},
-		{"statement-timeout", required_argument, NULL, 'T'},
-		{"once", no_argument, NULL, 'o'},
-		{"poll", required_argument, NULL, 'p'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"wait", required_argument, NULL, 'w'},
-		{"metrics-file", required_argument, NULL, 'm'},
-		{"subscriber", required_argument, NULL, 'S'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}
-	};
 	int			c;
 
 	memset(opts, 0, sizeof(*opts));
@@ -298,15 +342,7 @@ parse_options(RelayOptions *opts, int argc, char **argv)
 				opts->verbose = true;
 				break;
 			case 'w':
-				if (strcmp(optarg, "server") == 0)
-					opts->wait = WAIT_SERVER;
-				else if (strcmp(optarg, "listen") == 0)
-					opts->wait = WAIT_LISTEN;
-				else if (strcmp(optarg, "poll") == 0)
-					opts->wait = WAIT_POLL;
-				else
-					usage_error("invalid value \"%s\" for --wait: server, listen or poll is needed",
-								optarg);
+				opts->wait = parse_wait(optarg);
 				break;
 			case 'm':
 				if (optarg[0] == '\0')
@@ -325,22 +361,7 @@ parse_options(RelayOptions *opts, int argc, char **argv)
 			case ':':
 				usage_error("option %s needs a value", argv[optind - 1]);
 			default:
-				/* (--help=x: getopt names the option by its short letter) */
-				if (strncmp(argv[optind - 1], "--", 2) == 0)
-				{
-					const char *arg = argv[optind - 1] + 2;
-					const char *eq = strchr(arg, '=');
-					const struct option *o;
-
-					for (o = long_options; eq != NULL && o->name != NULL; o++)
-						if (o->has_arg == no_argument && strlen(o->name) == (size_t) (eq - arg) &&
-							strncmp(o->name, arg, (size_t) (eq - arg)) == 0)
-							usage_error("option --%s takes no value: %s", o->name, argv[optind - 1]);
-					usage_error("unknown option %s", argv[optind - 1]);
-				}
-				if (optopt != 0)
-					usage_error("unknown option -%c", optopt);
-				usage_error("unknown option %s", argv[optind - 1]);
+				unknown_option(argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

@@ -80,12 +80,23 @@ typedef struct jcs_decimal
 } jcs_decimal;
 
 static bool scan_number(const char *s, size_t len, jcs_decimal *dec);
+static bool scan_mantissa(const char *s, size_t len, size_t *pos,
+						  jcs_decimal *dec);
+static bool scan_exponent(const char *s, size_t len, size_t *pos,
+						  int64_t *exponent);
+static inline char digit_at(const jcs_decimal *dec, size_t i);
+static void find_significant(jcs_decimal *dec, int64_t e);
 static void copy_digits(const jcs_decimal *dec, size_t from, size_t m, char *out);
 static double digits_to_double(const char *digits, size_t p, int exponent);
 static void increment_digits(char *digits, size_t p, int *n);
 static void nearest_digits(double d, int p, char *digits, int *n);
 static bool round_trip_digits(double d, bool wide_above, int p,
 							  char *digits, int *n);
+static double decimal_to_double(const jcs_decimal *dec, int dn, char *buf);
+static bool fifteen_digits(const char *buf, double d, int dn, char *digits,
+						   size_t *k, int *n);
+static int	bisect_digits(double d, bool wide_above, int lo, int hi,
+						  char *digits, int *n);
 static jcs_status shortest_digits(const jcs_decimal *dec, char *digits,
 								  size_t *k, int *n);
 static size_t format_es(char *out, bool negative, const char *digits,
@@ -102,75 +113,123 @@ static bool
 scan_number(const char *s, size_t len, jcs_decimal *dec)
 {
 	size_t		pos = 0;
-	size_t		start;
-	size_t		i;
-	size_t		total;
-	size_t		last;
 	int64_t		e = 0;
-	bool		eneg = false;
 
-	dec->negative = false;
-	dec->fracdigits = s;
-	dec->fraclen = 0;
-	if (pos < len && s[pos] == '-')
-	{
-		dec->negative = true;
-		pos++;
-	}
-	if (pos >= len || s[pos] < '0' || s[pos] > '9')
+	if (!scan_mantissa(s, len, &pos, dec))
 		return false;
-	start = pos;
-	if (s[pos] == '0')
-		pos++;
-	else
-	{
-		while (pos < len && s[pos] >= '0' && s[pos] <= '9')
-			pos++;
-	}
-	dec->intdigits = s + start;
-	dec->intlen = pos - start;
-
-	if (pos < len && s[pos] == '.')
-	{
-		pos++;
-		start = pos;
-		while (pos < len && s[pos] >= '0' && s[pos] <= '9')
-			pos++;
-		if (pos == start)
-			return false;
-		dec->fracdigits = s + start;
-		dec->fraclen = pos - start;
-	}
-
 	if (pos < len && (s[pos] == 'e' || s[pos] == 'E'))
 	{
-		pos++;
-		if (pos < len && (s[pos] == '+' || s[pos] == '-'))
-		{
-			eneg = s[pos] == '-';
-			pos++;
-		}
-		start = pos;
-		while (pos < len && s[pos] >= '0' && s[pos] <= '9')
-		{
-			if (e < JCS_EXPONENT_SATURATE)
-				e = e * 10 + (s[pos] - '0');
-			pos++;
-		}
-		if (pos == start)
+		if (!scan_exponent(s, len, &pos, &e))
 			return false;
 	}
 	if (pos != len)
 		return false;
+	find_significant(dec, e);
+	return true;
+}
 
-	/* the first and last non-zero digit of intdigits followed by fracdigits */
-	total = dec->intlen + dec->fraclen;
+/*
+ * The sign, the integer digits and the fraction's, at s[*pos]: they fill
+ * dec's negative, intdigits, intlen, fracdigits and fraclen (fraclen 0 and
+ * fracdigits s when there is no fraction).  False if the text does not
+ * start with a number.
+ */
+static bool
+scan_mantissa(const char *s, size_t len, size_t *pos, jcs_decimal *dec)
+{
+	size_t		p = *pos;
+	size_t		start;
+
+	dec->negative = false;
+	dec->fracdigits = s;
+	dec->fraclen = 0;
+	if (p < len && s[p] == '-')
+	{
+		dec->negative = true;
+		p++;
+	}
+	if (p >= len || s[p] < '0' || s[p] > '9')
+		return false;
+	start = p;
+	if (s[p] == '0')
+		p++;
+	else
+	{
+		while (p < len && s[p] >= '0' && s[p] <= '9')
+			p++;
+	}
+	dec->intdigits = s + start;
+	dec->intlen = p - start;
+
+	if (p < len && s[p] == '.')
+	{
+		p++;
+		start = p;
+		while (p < len && s[p] >= '0' && s[p] <= '9')
+			p++;
+		if (p == start)
+			return false;
+		dec->fracdigits = s + start;
+		dec->fraclen = p - start;
+	}
+	*pos = p;
+	return true;
+}
+
+/*
+ * The exponent after the "e" or "E" at s[*pos], as a signed value whose
+ * magnitude saturates at JCS_EXPONENT_SATURATE (far beyond any double's
+ * range, and far from overflowing 64 bits).  False if it has no digit.
+ */
+static bool
+scan_exponent(const char *s, size_t len, size_t *pos, int64_t *exponent)
+{
+	size_t		p = *pos + 1;
+	size_t		start;
+	int64_t		e = 0;
+	bool		eneg = false;
+
+	if (p < len && (s[p] == '+' || s[p] == '-'))
+	{
+		eneg = s[p] == '-';
+		p++;
+	}
+	start = p;
+	while (p < len && s[p] >= '0' && s[p] <= '9')
+	{
+		if (e < JCS_EXPONENT_SATURATE)
+			e = e * 10 + (s[p] - '0');
+		p++;
+	}
+	if (p == start)
+		return false;
+	*pos = p;
+	*exponent = eneg ? -e : e;
+	return true;
+}
+
+/* the digit at index i of intdigits followed by fracdigits */
+static inline char
+digit_at(const jcs_decimal *dec, size_t i)
+{
+	return i < dec->intlen ? dec->intdigits[i] : dec->fracdigits[i - dec->intlen];
+}
+
+/*
+ * dec's first, k and n, from its digits and the text's exponent e: the
+ * first and the last non-zero digit of intdigits followed by fracdigits
+ * (k = 0 and n = 0 for a zero).
+ */
+static void
+find_significant(jcs_decimal *dec, int64_t e)
+{
+	size_t		total = dec->intlen + dec->fraclen;
+	size_t		i;
+	size_t		last;
+
 	for (i = 0; i < total; i++)
 	{
-		char		c = i < dec->intlen ? dec->intdigits[i] :
-			dec->fracdigits[i - dec->intlen];
-
-		if (c != '0')
+		if (digit_at(dec, i) != '0')
 			break;
 	}
 	dec->first = i;
@@ -178,22 +237,14 @@ scan_number(const char *s, size_t len, jcs_decimal *dec)
 	{
 		dec->k = 0;
 		dec->n = 0;
-		return true;
+		return;
 	}
 	last = total - 1;
-	for (;;)
-	{
-		char		c = last < dec->intlen ? dec->intdigits[last] :
-			dec->fracdigits[last - dec->intlen];
-
-		if (c != '0')
-			break;
+	while (digit_at(dec, last) == '0')
 		last--;
-	}
 	dec->k = last - dec->first + 1;
 	/* sizes of objects in memory are far below 2^62: no overflow */
-	dec->n = (int64_t) dec->intlen - (int64_t) dec->first + (eneg ? -e : e);
-	return true;
+	dec->n = (int64_t) dec->intlen - (int64_t) dec->first + e;
 }
 
 /* copy m digits from index from of intdigits followed by fracdigits */
@@ -340,68 +391,65 @@ round_trip_digits(double d, bool wide_above, int p, char *digits, int *n)
 }
 
 /*
- * The slow path: the double nearest to dec (k > 0) and its shortest
- * round-trip digits; out-of-range values are refused here.  digits gets
- * at most JCS_MAX_SHORTEST digits, *k their count and *n the exponent
- * (value 0.digits x 10^n).
+ * The double nearest to dec (k > 0; dn is its exponent n): strtod() of the
+ * first JCS_STRTOD_DIGITS significant digits, and a sticky 1 when more
+ * follow (see JCS_STRTOD_DIGITS), which are left in buf (at least
+ * JCS_STRTOD_DIGITS + 1 bytes).  Out of range, it is 0 or above DBL_MAX.
  */
-static jcs_status
-shortest_digits(const jcs_decimal *dec, char *digits, size_t *k, int *n)
+static double
+decimal_to_double(const jcs_decimal *dec, int dn, char *buf)
 {
-	char		buf[JCS_STRTOD_DIGITS + 1];
-	char		trial[JCS_MAX_SHORTEST];
 	size_t		m;
-	double		d;
-	uint64_t	bits;
-	bool		wide_above;
-	int			lo;
-	int			hi;
-	int			best = 0;
-	int			dn = (int) dec->n;	/* within the range checked by the caller */
 
-	/* the double: from the first JCS_STRTOD_DIGITS digits and a sticky 1 */
 	m = dec->k < JCS_STRTOD_DIGITS ? dec->k : JCS_STRTOD_DIGITS;
 	copy_digits(dec, dec->first, m, buf);
 	if (dec->k > m)
 		buf[m++] = '1';
-	d = digits_to_double(buf, m, dn - (int) m);
-	if (d > DBL_MAX || d == 0.0)
-		return JCS_ERR_NUMBER_RANGE;
+	return digits_to_double(buf, m, dn - (int) m);
+}
 
-	memcpy(&bits, &d, sizeof(bits));
-	wide_above = (bits & ((UINT64_C(1) << 52) - 1)) == 0 && (bits >> 52) > 1;
+/*
+ * Whether 15 digits suffice for d, the double nearest to the text of more
+ * than 15 significant digits whose first ones are buf (exponent dn, within
+ * the fast path's bound); if so, digits, *k and *n hold the shortest.
+ *
+ * Most long inputs are already shortest (16 or 17 digits, from another
+ * shortest printer).  Whether 15 digits suffice is one strtod: the text
+ * rounded to 15 digits converts to d if any decimal of at most 15 digits
+ * does (in the normal range, such a decimal and the text are closer than a
+ * quarter of the 15-digit spacing, so it is the text's rounding), and then
+ * it is the shortest, by the DBL_DIG argument of the fast path.
+ */
+static bool
+fifteen_digits(const char *buf, double d, int dn, char *digits,
+			   size_t *k, int *n)
+{
+	int			n15 = dn;
+	size_t		p;
 
-	lo = 1;
-	hi = dec->k < JCS_MAX_SHORTEST ? (int) dec->k : JCS_MAX_SHORTEST;
-	if (dec->k > 15 && dn >= -JCS_FAST_EXPONENT && dn <= JCS_FAST_EXPONENT)
-	{
-		/*
-		 * Most long inputs are already shortest (16 or 17 digits, from
-		 * another shortest printer).  Whether 15 digits suffice is one
-		 * strtod: the text rounded to 15 digits converts to d if any
-		 * decimal of at most 15 digits does (in the normal range, such a
-		 * decimal and the text are closer than a quarter of the 15-digit
-		 * spacing, so it is the text's rounding), and then it is the
-		 * shortest, by the DBL_DIG argument of the fast path.
-		 */
-		int			n15 = dn;
-		size_t		p;
+	memcpy(digits, buf, 15);
+	if (buf[15] >= '5')
+		increment_digits(digits, 15, &n15);
+	if (digits_to_double(digits, 15, n15 - 15) != d)
+		return false;
+	for (p = 15; p > 1 && digits[p - 1] == '0'; p--)
+		;
+	*k = p;
+	*n = n15;
+	return true;
+}
 
-		memcpy(digits, buf, 15);
-		if (buf[15] >= '5')
-			increment_digits(digits, 15, &n15);
-		if (digits_to_double(digits, 15, n15 - 15) == d)
-		{
-			for (p = 15; p > 1 && digits[p - 1] == '0'; p--)
-				;
-			*k = p;
-			*n = n15;
-			return JCS_OK;
-		}
-		lo = 16;
-	}
+/*
+ * Bisect for the least p in [lo, hi] whose digits round-trip to d (hi
+ * always does) and return it, with the digits in digits[0..p) and the
+ * exponent in *n.
+ */
+static int
+bisect_digits(double d, bool wide_above, int lo, int hi, char *digits, int *n)
+{
+	char		trial[JCS_MAX_SHORTEST];
+	int			best = 0;
 
-	/* bisect for the least p that round-trips; hi always does */
 	while (lo < hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
@@ -427,6 +475,43 @@ shortest_digits(const jcs_decimal *dec, char *digits, size_t *k, int *n)
 			nearest_digits(d, hi, digits, n);
 		}
 	}
+	return hi;
+}
+
+/*
+ * The slow path: the double nearest to dec (k > 0) and its shortest
+ * round-trip digits; out-of-range values are refused here.  digits gets
+ * at most JCS_MAX_SHORTEST digits, *k their count and *n the exponent
+ * (value 0.digits x 10^n).
+ */
+static jcs_status
+shortest_digits(const jcs_decimal *dec, char *digits, size_t *k, int *n)
+{
+	char		buf[JCS_STRTOD_DIGITS + 1];
+	double		d;
+	uint64_t	bits;
+	bool		wide_above;
+	int			lo;
+	int			hi;
+	int			dn = (int) dec->n;	/* within the range checked by the caller */
+
+	d = decimal_to_double(dec, dn, buf);
+	if (d > DBL_MAX || d == 0.0)
+		return JCS_ERR_NUMBER_RANGE;
+
+	/* a power of two above the least normal double (round_trip_digits) */
+	memcpy(&bits, &d, sizeof(bits));
+	wide_above = (bits & ((UINT64_C(1) << 52) - 1)) == 0 && (bits >> 52) > 1;
+
+	lo = 1;
+	hi = dec->k < JCS_MAX_SHORTEST ? (int) dec->k : JCS_MAX_SHORTEST;
+	if (dec->k > 15 && dn >= -JCS_FAST_EXPONENT && dn <= JCS_FAST_EXPONENT)
+	{
+		if (fifteen_digits(buf, d, dn, digits, k, n))
+			return JCS_OK;
+		lo = 16;
+	}
+	hi = bisect_digits(d, wide_above, lo, hi, digits, n);
 
 	/* a shortest string ends in a non-zero digit; strip to be sure */
 	while (hi > 1 && digits[hi - 1] == '0')

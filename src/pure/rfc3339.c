@@ -28,7 +28,7 @@
  * rfc3339_format_offset writes the wall-clock time at a given offset, "Z"
  * for zero, as the course's service stored fingerprints (pydantic 2).
  *
- * src/rfc3339.c
+ * src/pure/rfc3339.c
  *
  *-------------------------------------------------------------------------
  */
@@ -44,6 +44,25 @@
 
 #define RFC3339_MAX_FRACTION_DIGITS 6
 
+/*
+ * A date-time's fields as written, before their values are checked.  The
+ * fraction is in microseconds (0 when there is none); the offset is its
+ * sign (-1 or +1; 0 for "Z"), hours and minutes.
+ */
+typedef struct rfc3339_fields
+{
+	int			year;
+	int			month;
+	int			day;
+	int			hour;
+	int			minute;
+	int			second;
+	int			fraction;
+	int			off_sign;
+	int			off_hour;
+	int			off_minute;
+} rfc3339_fields;
+
 static bool read_digits(const char *s, size_t len, size_t *pos,
 						size_t ndigits, int *value);
 static bool read_char(const char *s, size_t len, size_t *pos, char c);
@@ -51,6 +70,14 @@ static bool is_leap_year(int year);
 static int	days_in_month(int year, int month);
 static int64_t days_from_civil(int64_t y, int m, int d);
 static void civil_from_days(int64_t z, int *year, int *month, int *day);
+static bool scan_date_time(const char *s, size_t len, size_t *pos,
+						   rfc3339_fields *f);
+static rfc3339_status scan_fraction(const char *s, size_t len, size_t *pos,
+									rfc3339_fields *f);
+static rfc3339_status scan_offset(const char *s, size_t len, size_t *pos,
+								  rfc3339_fields *f);
+static rfc3339_status check_fields(const rfc3339_fields *f);
+static int64_t utc_microseconds(const rfc3339_fields *f);
 static char *put_digits(char *p, uint32_t value, int ndigits);
 
 /*
@@ -162,6 +189,130 @@ civil_from_days(int64_t z, int *year, int *month, int *day)
 }
 
 /*
+ * The syntax up to the seconds, date-fullyear "-" date-month "-" date-mday
+ * ("T" / "t") time-hour ":" time-minute ":" time-second, read at s[*pos];
+ * false if it is not there (RFC3339_SYNTAX).
+ */
+static bool
+scan_date_time(const char *s, size_t len, size_t *pos, rfc3339_fields *f)
+{
+	/* date-fullyear "-" date-month "-" date-mday */
+	if (!read_digits(s, len, pos, 4, &f->year) ||
+		!read_char(s, len, pos, '-') ||
+		!read_digits(s, len, pos, 2, &f->month) ||
+		!read_char(s, len, pos, '-') ||
+		!read_digits(s, len, pos, 2, &f->day))
+		return false;
+
+	/* "T" / "t" */
+	if (!read_char(s, len, pos, 'T') && !read_char(s, len, pos, 't'))
+		return false;
+
+	/* time-hour ":" time-minute ":" time-second */
+	if (!read_digits(s, len, pos, 2, &f->hour) ||
+		!read_char(s, len, pos, ':') ||
+		!read_digits(s, len, pos, 2, &f->minute) ||
+		!read_char(s, len, pos, ':') ||
+		!read_digits(s, len, pos, 2, &f->second))
+		return false;
+	return true;
+}
+
+/*
+ * The optional [ time-secfrac ] at s[*pos], into f->fraction as
+ * microseconds (left as it is when there is none).  Every digit is read, so that too many of them are
+ * RFC3339_FRACTION_TOO_LONG rather than a syntax error further on.
+ */
+static rfc3339_status
+scan_fraction(const char *s, size_t len, size_t *pos, rfc3339_fields *f)
+{
+	size_t		p = *pos;
+	size_t		ndigits = 0;	/* cannot overflow: bounded by len */
+	int			fraction = 0;
+
+	if (!read_char(s, len, &p, '.'))
+		return RFC3339_OK;
+	while (p < len && s[p] >= '0' && s[p] <= '9')
+	{
+		if (ndigits < RFC3339_MAX_FRACTION_DIGITS)
+			fraction = fraction * 10 + (s[p] - '0');
+		ndigits++;
+		p++;
+	}
+	if (ndigits == 0)
+		return RFC3339_SYNTAX;
+	if (ndigits > RFC3339_MAX_FRACTION_DIGITS)
+		return RFC3339_FRACTION_TOO_LONG;
+	for (; ndigits < RFC3339_MAX_FRACTION_DIGITS; ndigits++)
+		fraction *= 10;
+	*pos = p;
+	f->fraction = fraction;
+	return RFC3339_OK;
+}
+
+/*
+ * The mandatory time-offset at s[*pos], "Z" / "z" / ("+" / "-") hh ":" mm;
+ * nothing at all is RFC3339_NO_OFFSET.
+ */
+static rfc3339_status
+scan_offset(const char *s, size_t len, size_t *pos, rfc3339_fields *f)
+{
+	if (*pos == len)
+		return RFC3339_NO_OFFSET;
+	if (s[*pos] == 'Z' || s[*pos] == 'z')
+		(*pos)++;
+	else if (s[*pos] == '+' || s[*pos] == '-')
+	{
+		f->off_sign = (s[*pos] == '-') ? -1 : 1;
+		(*pos)++;
+		if (!read_digits(s, len, pos, 2, &f->off_hour) ||
+			!read_char(s, len, pos, ':') ||
+			!read_digits(s, len, pos, 2, &f->off_minute))
+			return RFC3339_SYNTAX;
+	}
+	else
+		return RFC3339_SYNTAX;
+	return RFC3339_OK;
+}
+
+/*
+ * The values of a well-formed string: a date that exists, a time of day
+ * (second 60, a leap second, has a status of its own) and an offset within
+ * -23:59 to +23:59, checked in that order.
+ */
+static rfc3339_status
+check_fields(const rfc3339_fields *f)
+{
+	if (f->month < 1 || f->month > 12 ||
+		f->day < 1 || f->day > days_in_month(f->year, f->month))
+		return RFC3339_BAD_DATE;
+	if (f->hour > 23 || f->minute > 59)
+		return RFC3339_BAD_TIME;
+	if (f->second == 60)
+		return RFC3339_LEAP_SECOND;
+	if (f->second > 59)
+		return RFC3339_BAD_TIME;
+	if (f->off_hour > 23 || f->off_minute > 59)
+		return RFC3339_BAD_OFFSET;
+	return RFC3339_OK;
+}
+
+/*
+ * The UTC instant of checked fields, in microseconds since the Unix epoch:
+ * the local time minus the offset.  Not yet checked against the range.
+ */
+static int64_t
+utc_microseconds(const rfc3339_fields *f)
+{
+	int64_t		secs;
+
+	secs = days_from_civil(f->year, f->month, f->day) * SECS_PER_DAY +
+		f->hour * INT64_C(3600) + f->minute * INT64_C(60) + f->second;
+	secs -= f->off_sign * (f->off_hour * INT64_C(3600) + f->off_minute * INT64_C(60));
+	return secs * USECS_PER_SEC + f->fraction;
+}
+
+/*
  * rfc3339_parse
  *		Parse s[0..len) as a strict RFC 3339 date-time.
  *
@@ -180,110 +331,48 @@ rfc3339_parse(const char *s, size_t len, int64_t *unix_us)
  * rfc3339_parse_offset
  *		rfc3339_parse, also giving the offset the instant was written with,
  *		in minutes east of UTC ("Z" and "-00:00" are 0).
+ *
+ * The syntax first, left to right, so that the first syntactic problem
+ * decides the status; then the values; then the range of the instant.
  */
 rfc3339_status
 rfc3339_parse_offset(const char *s, size_t len, int64_t *unix_us,
 					 int *offset_minutes)
 {
 	size_t		pos = 0;
-	int			year,
-				month,
-				day,
-				hour,
-				minute,
-				second;
-	int			fraction = 0;
-	int			off_sign = 0;
-	int			off_hour = 0;
-	int			off_minute = 0;
-	int64_t		secs;
+	rfc3339_fields f;
+	rfc3339_status st;
 	int64_t		result;
 
-	/* date-fullyear "-" date-month "-" date-mday */
-	if (!read_digits(s, len, &pos, 4, &year) ||
-		!read_char(s, len, &pos, '-') ||
-		!read_digits(s, len, &pos, 2, &month) ||
-		!read_char(s, len, &pos, '-') ||
-		!read_digits(s, len, &pos, 2, &day))
+	f.fraction = 0;
+	f.off_sign = 0;
+	f.off_hour = 0;
+	f.off_minute = 0;
+
+	if (!scan_date_time(s, len, &pos, &f))
 		return RFC3339_SYNTAX;
-
-	/* "T" / "t" */
-	if (!read_char(s, len, &pos, 'T') && !read_char(s, len, &pos, 't'))
-		return RFC3339_SYNTAX;
-
-	/* time-hour ":" time-minute ":" time-second */
-	if (!read_digits(s, len, &pos, 2, &hour) ||
-		!read_char(s, len, &pos, ':') ||
-		!read_digits(s, len, &pos, 2, &minute) ||
-		!read_char(s, len, &pos, ':') ||
-		!read_digits(s, len, &pos, 2, &second))
-		return RFC3339_SYNTAX;
-
-	/* [ time-secfrac ] */
-	if (read_char(s, len, &pos, '.'))
-	{
-		size_t		ndigits = 0;	/* cannot overflow: bounded by len */
-
-		while (pos < len && s[pos] >= '0' && s[pos] <= '9')
-		{
-			if (ndigits < RFC3339_MAX_FRACTION_DIGITS)
-				fraction = fraction * 10 + (s[pos] - '0');
-			ndigits++;
-			pos++;
-		}
-		if (ndigits == 0)
-			return RFC3339_SYNTAX;
-		if (ndigits > RFC3339_MAX_FRACTION_DIGITS)
-			return RFC3339_FRACTION_TOO_LONG;
-		for (; ndigits < RFC3339_MAX_FRACTION_DIGITS; ndigits++)
-			fraction *= 10;
-	}
-
-	/* time-offset */
-	if (pos == len)
-		return RFC3339_NO_OFFSET;
-	if (s[pos] == 'Z' || s[pos] == 'z')
-		pos++;
-	else if (s[pos] == '+' || s[pos] == '-')
-	{
-		off_sign = (s[pos] == '-') ? -1 : 1;
-		pos++;
-		if (!read_digits(s, len, &pos, 2, &off_hour) ||
-			!read_char(s, len, &pos, ':') ||
-			!read_digits(s, len, &pos, 2, &off_minute))
-			return RFC3339_SYNTAX;
-	}
-	else
-		return RFC3339_SYNTAX;
+	st = scan_fraction(s, len, &pos, &f);
+	if (st != RFC3339_OK)
+		return st;
+	st = scan_offset(s, len, &pos, &f);
+	if (st != RFC3339_OK)
+		return st;
 
 	/* nothing may follow */
 	if (pos != len)
 		return RFC3339_SYNTAX;
 
 	/* The string is well-formed; now check the values. */
-	if (month < 1 || month > 12 ||
-		day < 1 || day > days_in_month(year, month))
-		return RFC3339_BAD_DATE;
-	if (hour > 23 || minute > 59)
-		return RFC3339_BAD_TIME;
-	if (second == 60)
-		return RFC3339_LEAP_SECOND;
-	if (second > 59)
-		return RFC3339_BAD_TIME;
-	if (off_hour > 23 || off_minute > 59)
-		return RFC3339_BAD_OFFSET;
+	st = check_fields(&f);
+	if (st != RFC3339_OK)
+		return st;
 
-	/* local time minus offset gives UTC */
-	secs = days_from_civil(year, month, day) * SECS_PER_DAY +
-		hour * INT64_C(3600) + minute * INT64_C(60) + second;
-	secs -= off_sign * (off_hour * INT64_C(3600) + off_minute * INT64_C(60));
-	result = secs * USECS_PER_SEC + fraction;
-
+	result = utc_microseconds(&f);
 	if (result < RFC3339_MIN_UNIX_US || result > RFC3339_MAX_UNIX_US)
 		return RFC3339_OUT_OF_RANGE;
 
 	*unix_us = result;
-	*offset_minutes = off_sign * (off_hour * 60 + off_minute);
+	*offset_minutes = f.off_sign * (f.off_hour * 60 + f.off_minute);
 	return RFC3339_OK;
 }
 
