@@ -96,41 +96,19 @@ drops_okno(Node *parsetree, const OknoExtension *ext)
 }
 
 /*
- * okno_drop_guard() RETURNS event_trigger, on ddl_command_start of DROP
- * EXTENSION and DROP OWNED.
+ * The tables okno adopted in schema nsp that are still members of
+ * extension extoid, with their serial sequence (actors, resources and
+ * bookings), owner and former owner; *n of them.  The caller is connected
+ * to SPI.
  */
-Datum
-okno_drop_guard(PG_FUNCTION_ARGS)
+static Adopted *
+adopted_tables(const char *schema, Oid nsp, Oid extoid, uint64 *n)
 {
-	EventTriggerData *trigdata;
-	OknoExtension ext;
-	Oid			nsp;
-	Oid			adoption;
-	Oid			save_userid;
-	int			save_sec;
-	const char *schema;
 	char	   *sql;
 	Adopted    *tables;
-	uint64		n;
 	uint64		i;
 	int			rc;
 
-	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("okno_drop_guard() must be called as an event trigger")));
-	trigdata = (EventTriggerData *) fcinfo->context;
-
-	if (!okno_read_extension(&ext) || !drops_okno(trigdata->parsetree, &ext))
-		PG_RETURN_VOID();
-	schema = okno_schema_name();
-	nsp = get_namespace_oid(schema, false);
-	adoption = get_relname_relid("okno_adoption", nsp);
-	if (!OidIsValid(adoption))
-		PG_RETURN_VOID();
-
-	/* the adopted tables and their owner (okno's tables' owner) */
-	okno_spi_connect();
 	sql = psprintf("SELECT c.oid::pg_catalog.regclass::pg_catalog.text,"
 				   " CASE WHEN a.relation OPERATOR(pg_catalog.=) ANY (ARRAY['actors', 'resources', 'bookings'])"
 				   " THEN pg_catalog.pg_get_serial_sequence(c.oid::pg_catalog.regclass::pg_catalog.text, 'id') END,"
@@ -143,14 +121,14 @@ okno_drop_guard(PG_FUNCTION_ARGS)
 				   " AND d.objid OPERATOR(pg_catalog.=) c.oid AND d.deptype OPERATOR(pg_catalog.=) 'e'"
 				   " AND d.refobjid OPERATOR(pg_catalog.=) %u"
 				   " ORDER BY 1",
-				   quote_identifier(schema), nsp, ext.oid);
+				   quote_identifier(schema), nsp, extoid);
 	rc = SPI_execute(sql, true, 0);
 	okno_check_spi(rc, SPI_OK_SELECT, "adopted tables");
 
-	/* copied out: the statements below replace SPI's result */
-	n = SPI_processed;
-	tables = palloc(sizeof(Adopted) * Max(n, 1));
-	for (i = 0; i < n; i++)
+	/* copied out: the statements that release them replace SPI's result */
+	*n = SPI_processed;
+	tables = palloc(sizeof(Adopted) * Max(*n, 1));
+	for (i = 0; i < *n; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
@@ -161,37 +139,80 @@ okno_drop_guard(PG_FUNCTION_ARGS)
 		tables[i].owner = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
 		tables[i].former = SPI_getvalue(tup, desc, 4);
 	}
+	return tables;
+}
 
-	for (i = 0; i < n; i++)
+/*
+ * Release adopted table t (and its sequence) from the extension, as its
+ * owner in a security-restricted operation, and tell the user it stays.
+ */
+static void
+release_table(const Adopted *t)
+{
+	List	   *stmts;
+	ListCell   *lc;
+	Oid			save_userid;
+	int			save_sec;
+	int			rc;
+
+	stmts = list_make1(psprintf("ALTER EXTENSION %s DROP TABLE %s",
+								OKNO_EXTENSION_NAME, t->table));
+	if (t->seq != NULL)
+		stmts = lappend(stmts, psprintf("ALTER EXTENSION %s DROP SEQUENCE %s",
+										OKNO_EXTENSION_NAME, t->seq));
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(t->owner, save_sec | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	foreach(lc, stmts)
 	{
-		List	   *stmts;
-		ListCell   *lc;
-
-		stmts = list_make1(psprintf("ALTER EXTENSION %s DROP TABLE %s",
-									OKNO_EXTENSION_NAME, tables[i].table));
-		if (tables[i].seq != NULL)
-			stmts = lappend(stmts, psprintf("ALTER EXTENSION %s DROP SEQUENCE %s",
-											OKNO_EXTENSION_NAME, tables[i].seq));
-
-		GetUserIdAndSecContext(&save_userid, &save_sec);
-		SetUserIdAndSecContext(tables[i].owner, save_sec | SECURITY_LOCAL_USERID_CHANGE |
-							   SECURITY_RESTRICTED_OPERATION);
-		foreach(lc, stmts)
-		{
-			rc = SPI_execute((const char *) lfirst(lc), false, 0);
-			if (rc != SPI_OK_UTILITY)
-				elog(ERROR, "could not release table %s from okno: %s",
-					 tables[i].table, SPI_result_code_string(rc));
-		}
-		SetUserIdAndSecContext(save_userid, save_sec);
-
-		ereport(NOTICE,
-				(errmsg("table %s stays: it existed before okno was installed", tables[i].table),
-				 errdetail("okno adopted it from role %s; it now belongs to role %s.",
-						   tables[i].former, GetUserNameFromId(tables[i].owner, false)),
-				 errhint("A superuser can give it back: ALTER TABLE %s OWNER TO %s;",
-						 tables[i].table, tables[i].former)));
+		rc = SPI_execute((const char *) lfirst(lc), false, 0);
+		if (rc != SPI_OK_UTILITY)
+			elog(ERROR, "could not release table %s from okno: %s",
+				 t->table, SPI_result_code_string(rc));
 	}
+	SetUserIdAndSecContext(save_userid, save_sec);
+
+	ereport(NOTICE,
+			(errmsg("table %s stays: it existed before okno was installed", t->table),
+			 errdetail("okno adopted it from role %s; it now belongs to role %s.",
+					   t->former, GetUserNameFromId(t->owner, false)),
+			 errhint("A superuser can give it back: ALTER TABLE %s OWNER TO %s;",
+					 t->table, t->former)));
+}
+
+/*
+ * okno_drop_guard() RETURNS event_trigger, on ddl_command_start of DROP
+ * EXTENSION and DROP OWNED.
+ */
+Datum
+okno_drop_guard(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	OknoExtension ext;
+	Oid			nsp;
+	const char *schema;
+	Adopted    *tables;
+	uint64		n;
+	uint64		i;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("okno_drop_guard() must be called as an event trigger")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+
+	if (!okno_read_extension(&ext) || !drops_okno(trigdata->parsetree, &ext))
+		PG_RETURN_VOID();
+	schema = okno_schema_name();
+	nsp = get_namespace_oid(schema, false);
+	if (!OidIsValid(get_relname_relid("okno_adoption", nsp)))
+		PG_RETURN_VOID();
+
+	okno_spi_connect();
+	tables = adopted_tables(schema, nsp, ext.oid, &n);
+	for (i = 0; i < n; i++)
+		release_table(&tables[i]);
 	okno_spi_finish();
 
 	PG_RETURN_VOID();
