@@ -154,9 +154,45 @@ typedef struct OknoBinding
 	bool		order_keys;
 } OknoBinding;
 
+/*
+ * A column of the application's tables, as okno checks, creates and adds
+ * it: one spec for the binding (bind.c), okno_create_tables() and
+ * okno_prepare_tables() (maintenance/).
+ */
+typedef struct OknoColumn
+{
+	OknoRel		table;
+	const char *name;
+	int			since;			/* the okno version that needs it (OKNO_V) */
+	bool		optional;		/* okno does without it until the owner
+								 * prepares the tables (a type it cannot use
+								 * is a problem all the same) */
+	Oid			types[3];		/* the types okno accepts (none: a column
+								 * okno creates but does not bind) */
+	int			min_len;		/* character types: at least this long,
+								 * exactly for char(n) */
+	const char *type_sql;		/* the type okno gives it */
+	const char *create_sql;		/* its definition in okno_create_tables()
+								 * (NULL: add_sql, else type_sql) */
+	const char *add_sql;		/* okno_prepare_tables() adds it so where it
+								 * is missing (a constant default or none:
+								 * no rewrite); NULL: never added */
+	const char *default_sql;	/* the default okno's inserts rely on, set
+								 * where the column has none */
+	bool		course;			/* okno 0.5.0's own tables had it: a table
+								 * without it held rows written by others */
+	const char *readers_of;		/* added: granted to the roles that may
+								 * read these columns (", "-separated) */
+} OknoColumn;
+
 extern const char *const okno_table_names[OKNO_NUM_TABLES];
+extern const OknoColumn okno_columns[];
+extern const int okno_num_columns;
+extern const char *okno_column_definition(const OknoColumn *col);
 extern void okno_bind_tables(Oid nsp, const char *schema, int version,
 							 OknoBinding *b);
+extern void okno_check_preparable(Oid nsp, const char *schema, int version,
+								  const char *fname);
 extern bool okno_tables_absent(Oid nsp);
 extern const OknoBinding *okno_binding(void);
 
@@ -371,6 +407,6 @@ pg_noreturn extern void okno_error_key_expired(const char *owner, const char *ke
 pg_noreturn extern void okno_error_request_in_progress(const char *owner, const char *key,
 													   bool mine);
 pg_noreturn extern void okno_error_tables_unfit(const char *schema, const char *detail,
-												bool missing);
+												bool missing, const char *fname);
 
 #endif							/* OKNO_BASE_H */

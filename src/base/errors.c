@@ -146,15 +146,20 @@ okno_error_subscriber_missing(const char *name)
 /*
  * The application's tables cannot serve okno (bind.c): detail lists every
  * difference, one line each with its fix; missing says whether a table is
- * missing altogether.
+ * missing altogether; fname, when one of the functions that create or
+ * prepare the tables refuses them, names it (the list is then what it does
+ * not mend).
  */
 void
-okno_error_tables_unfit(const char *schema, const char *detail, bool missing)
+okno_error_tables_unfit(const char *schema, const char *detail, bool missing,
+						const char *fname)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_OKNO_TABLES_UNFIT),
 			 errmsg("okno's tables in schema %s cannot serve it", schema),
 			 errdetail("%s", detail),
+			 fname != NULL ?
+			 errhint("Change the tables as listed, as their owner, then call %s again: it adds the rest and changes nothing until then.", fname) :
 			 missing ?
 			 errhint("Create the missing tables with SELECT okno_create_tables(), as the role that is to own them, or change the tables as listed.") :
 			 errhint("As the tables' owner, add what okno needs with SELECT okno_prepare_tables(), or change the tables as listed.")));

@@ -44,51 +44,6 @@
 #include "base/base.h"
 #include "maintenance/maintenance.h"
 
-/* a column okno_prepare_tables() adds where it is missing */
-typedef struct AddColumn
-{
-	const char *table;
-	const char *column;
-	const char *definition;		/* a constant default or none: no rewrite */
-	const char *default_sql;	/* set afterwards where it has none, or NULL */
-	bool		course;			/* okno 0.5.0's tables had it (below) */
-	const char *readers_of;		/* a role granted SELECT on these columns
-								 * (separated by ", ") gets it on this one
-								 * too, or NULL (below) */
-} AddColumn;
-
-/*
- * A column marked course is one that okno 0.5.0's own tables had: a table
- * that lacks one was written by someone else before okno served it (the
- * course's service), which okno_verify must know (record_checked_since).
- * A column a later okno adds (order_key, 0.7.0) says nothing of the kind.
- *
- * A column that okno's statements read once it is there (order_key, in
- * the order rule of every drain, wait and count) would stop a role
- * granted only the columns it read before: the relay or monitoring role
- * of docs/PRIVILEGES.md, granted by column.  So the roles granted SELECT
- * on readers_of by column (those the order rule read before: kind and
- * payload) are granted SELECT on the new column as well, by the tables'
- * owner, as okno_prepare_tables() adds it.
- */
-
-static const AddColumn add_columns[] = {
-	{"bookings", "status", "text NOT NULL DEFAULT 'confirmed'", "'confirmed'", true, NULL},
-	{"bookings", "created_at", "timestamptz NOT NULL DEFAULT pg_catalog.now()", NULL, true, NULL},
-	{"idempotency", "fingerprint_version", "smallint NOT NULL DEFAULT 0", NULL, true, NULL},
-	{"idempotency", "created_at", "timestamptz NOT NULL DEFAULT pg_catalog.now()", NULL, true, NULL},
-	{"outbox", "created_at", "timestamptz NOT NULL DEFAULT pg_catalog.now()", NULL, true, NULL},
-	{"outbox", "delivered_at", "timestamptz", NULL, true, NULL},
-	{"outbox", "attempts", "integer NOT NULL DEFAULT 0", NULL, true, NULL},
-	{"outbox", "last_error", "text", NULL, true, NULL},
-	{"outbox", "available_at", "timestamptz", NULL, true, NULL},
-	{"outbox", "parked_at", "timestamptz", NULL, true, NULL},
-	/* the rows there have no writing transaction; new ones get theirs */
-	{"outbox", "created_xid", "xid8", "pg_catalog.pg_current_xact_id()", true, NULL},
-	/* 0.7.0: okno_emit's order keys */
-	{"outbox", "order_key", "text", NULL, false, "kind, payload"},
-};
-
 /*
  * okno's partial indexes on outbox: the definition after "USING" as
  * pg_get_indexdef prints it (with only pg_catalog in the search_path), and
@@ -257,20 +212,22 @@ index_present(OknoChanges *ch, Oid relid, Oid nsp, const OutboxIndex *ix, const 
 
 /*
  * Whether one of the tables there lacks a column that okno's own tables
- * have always had: their rows were written by someone else before okno
- * served them (see add_columns).
+ * have always had (base.h's OknoColumn.course): their rows were written by
+ * someone else before okno served them, which okno_verify must know
+ * (record_checked_since).
  */
 static bool
 lacks_course_column(Oid nsp)
 {
 	int			i;
 
-	for (i = 0; i < (int) lengthof(add_columns); i++)
+	for (i = 0; i < okno_num_columns; i++)
 	{
-		Oid			relid = table_oid(nsp, add_columns[i].table);
+		const OknoColumn *c = &okno_columns[i];
+		Oid			relid = table_oid(nsp, okno_table_names[c->table]);
 
-		if (add_columns[i].course && OidIsValid(relid) &&
-			get_attnum(relid, add_columns[i].column) == InvalidAttrNumber)
+		if (c->course && c->add_sql != NULL && OidIsValid(relid) &&
+			get_attnum(relid, c->name) == InvalidAttrNumber)
 			return true;
 	}
 	return false;
@@ -360,12 +317,12 @@ drop_obsolete_indexes(OknoChanges *ch, Oid relid, const char *schema)
 /*
  * The column c just added to table relid (qualified), granted SELECT to
  * each role, PUBLIC included, that holds SELECT on every column of
- * c->readers_of by a grant of its own on those columns (see add_columns);
- * run as the table's owner, the grantor.
+ * c->readers_of by a grant of its own on those columns (base/bind.c says
+ * why); run as the table's owner, the grantor.
  */
 static void
 grant_to_readers(OknoChanges *ch, Oid relid, const char *qualified, const char *table,
-				 const AddColumn *c)
+				 const OknoColumn *c)
 {
 	List	   *grantees = NIL;
 	ListCell   *lc;
@@ -397,13 +354,38 @@ grant_to_readers(OknoChanges *ch, Oid relid, const char *qualified, const char *
 	{
 		const char *grantee = (const char *) lfirst(lc);
 
-		okno_run_ddl(ch, psprintf("GRANT SELECT (%s) ON %s TO %s", quote_identifier(c->column),
+		okno_run_ddl(ch, psprintf("GRANT SELECT (%s) ON %s TO %s", quote_identifier(c->name),
 							 qualified, grantee));
 		okno_changed(ch, psprintf("%s: granted SELECT (%s) to %s, who may read %s",
-							 table, c->column, grantee, c->readers_of),
+							 table, c->name, grantee, c->readers_of),
 				psprintf("%s: grant SELECT (%s) to %s, who may read %s",
-						 table, c->column, grantee, c->readers_of));
+						 table, c->name, grantee, c->readers_of));
 	}
+}
+
+/*
+ * Column c of table relid (qualified) given the default okno's inserts rely
+ * on, where it has none (a column just added without its volatile default,
+ * or one of the course's without any).
+ */
+static void
+ensure_default(OknoChanges *ch, Oid relid, const char *qualified, const char *table,
+			   const OknoColumn *c)
+{
+	HeapTuple	tup = SearchSysCacheAttName(relid, c->name);
+	bool		hasdef = false;
+
+	if (HeapTupleIsValid(tup))
+	{
+		hasdef = ((Form_pg_attribute) GETSTRUCT(tup))->atthasdef;
+		ReleaseSysCache(tup);
+	}
+	if (hasdef)
+		return;
+	okno_run_ddl(ch, psprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT %s", qualified,
+							  quote_identifier(c->name), c->default_sql));
+	okno_changed(ch, psprintf("%s: default of %s set to %s", table, c->name, c->default_sql),
+				 psprintf("%s: set the default of %s to %s", table, c->name, c->default_sql));
 }
 
 /* the columns, defaults and indexes okno needs on one existing table */
@@ -420,45 +402,27 @@ prepare_table(OknoChanges *ch, Oid nsp, const char *schema, const char *table)
 	qualified = psprintf("%s.%s", schema, quote_identifier(table));
 
 	okno_guard_begin_owner(&guard, table_owner(relid));
-	for (i = 0; i < (int) lengthof(add_columns); i++)
+	for (i = 0; i < okno_num_columns; i++)
 	{
-		const AddColumn *c = &add_columns[i];
+		const OknoColumn *c = &okno_columns[i];
 		AttrNumber	att;
 
-		if (strcmp(c->table, table) != 0)
+		if (strcmp(okno_table_names[c->table], table) != 0)
 			continue;
-		att = get_attnum(relid, c->column);
-		if (att == InvalidAttrNumber)
+		att = get_attnum(relid, c->name);
+		if (att == InvalidAttrNumber && c->add_sql != NULL)
 		{
 			okno_run_ddl(ch, psprintf("ALTER TABLE %s ADD COLUMN %s %s", qualified,
-								 quote_identifier(c->column), c->definition));
-			okno_changed(ch, psprintf("%s: added column %s %s", table, c->column, c->definition),
-					psprintf("%s: add column %s %s", table, c->column, c->definition));
+								 quote_identifier(c->name), c->add_sql));
+			okno_changed(ch, psprintf("%s: added column %s %s", table, c->name, c->add_sql),
+					psprintf("%s: add column %s %s", table, c->name, c->add_sql));
 			if (c->course)
 				ch->course_rows = true;
 			if (c->readers_of != NULL)
 				grant_to_readers(ch, relid, qualified, table, c);
 		}
 		if (c->default_sql != NULL)
-		{
-			HeapTuple	tup = SearchSysCacheAttName(relid, c->column);
-			bool		hasdef = false;
-
-			if (HeapTupleIsValid(tup))
-			{
-				hasdef = ((Form_pg_attribute) GETSTRUCT(tup))->atthasdef;
-				ReleaseSysCache(tup);
-			}
-			if (!hasdef)
-			{
-				okno_run_ddl(ch, psprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT %s", qualified,
-									 quote_identifier(c->column), c->default_sql));
-				okno_changed(ch, psprintf("%s: default of %s set to %s", table, c->column,
-									 c->default_sql),
-						psprintf("%s: set the default of %s to %s", table, c->column,
-								 c->default_sql));
-			}
-		}
+			ensure_default(ch, relid, qualified, table, c);
 	}
 	if (strcmp(table, "outbox") == 0)
 	{

@@ -168,7 +168,7 @@ okno_emit(PG_FUNCTION_ARGS)
 	if (order_key != NULL && !okno_binding()->order_keys)
 		okno_error_tables_unfit(quote_identifier(okno_schema_name()),
 								"outbox.order_key: missing (the order keys of okno_emit() need it)",
-								false);
+								false, NULL);
 	okno_refuse_instead_rules(OKNO_REL_OUTBOX, "event");
 	/* the key's turn, then the id: ids of one key in commit order */
 	if (order_key != NULL)

@@ -252,8 +252,9 @@ SELECT count(*) AS events_kept FROM outbox;
 
 --
 -- 3. Tables that cannot serve: every difference in one error, nothing
--- changed by CREATE EXTENSION, nor by okno_prepare_tables() beyond what it
--- can add.
+-- changed by CREATE EXTENSION, nor by okno_prepare_tables(), which refuses
+-- with the same error before it changes anything, listing what it cannot
+-- add (the columns it would add are not in its list).
 --
 \c regress_okno_course_bad regress_course
 SET client_min_messages = warning;
@@ -281,6 +282,9 @@ CREATE EXTENSION okno;
 SELECT :'before_string_agg' = :'after_string_agg' AS nothing_changed;
 SELECT * FROM okno_drain(1);
 SELECT * FROM okno_prepare_tables();
+SELECT * FROM okno_create_tables();
+:describe \gset prepared_
+SELECT :'before_string_agg' = :'prepared_string_agg' AS nothing_changed;
 SELECT * FROM okno_drain(1);
 
 --
