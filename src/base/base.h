@@ -149,7 +149,7 @@ typedef struct OknoBinding
 	/*
 	 * okno is 0.7.0 or later and outbox has order_key; false until the
 	 * owner prepares the tables for it, and they are served as before
-	 * (OKNO_SQL_ORDER_KEY_UNPREPARED)
+	 * (OKNO_PLAN_UNPREPARED)
 	 */
 	bool		order_keys;
 } OknoBinding;
@@ -309,56 +309,15 @@ extern void okno_direct_end(EState *estate);
 	"(pg_catalog.get_byte(pg_catalog.uuid_send(" id "), 6) OPERATOR(pg_catalog./) 16" \
 	" OPERATOR(pg_catalog.=) 7)"
 /*
- * An event's order key, in SQL (okno 0.7.0): the events of one key are
- * handed out in order.  A booking's events (okno's kinds booking_created
- * and booking_cancelled) have their booking's id, as text, whoever wrote
- * them (the course's service too); every other event has the order_key
- * okno_emit gave it, NULL for none.  The index outbox_order_key repeats
- * the expression (maintenance/tables.c).  Before 0.7.0 the key was the
- * jsonb payload -> 'booking_id' of any event (OKNO_SQL_ORDER_KEY_0_6).
- */
-#define OKNO_SQL_ORDER_KEY(e) \
-	"(CASE WHEN " e ".kind OPERATOR(pg_catalog.=) 'booking_created'" \
-	" OR " e ".kind OPERATOR(pg_catalog.=) 'booking_cancelled'" \
-	" THEN " e ".payload OPERATOR(pg_catalog.->>) 'booking_id' ELSE " e ".order_key END)"
-#define OKNO_SQL_ORDER_KEY_0_6(e) \
-	"(" e ".payload OPERATOR(pg_catalog.->) 'booking_id')"
-/*
- * Until the tables' owner prepares them for okno 0.7.0 (okno_prepare_tables()
- * adds outbox.order_key), okno 0.7.0 and later serve them as before: on
- * outbox the order key is 0.6.0's, OKNO_SQL_ORDER_KEY_0_6 (on its index
- * outbox_order), and where it meets okno_delivery's order_key (text since
- * 0.7.0) it is that key as text, which for a booking's events is their
- * booking's id, as OKNO_SQL_ORDER_KEY has it.  Only okno_emit's order keys
- * need the column.
- */
-#define OKNO_SQL_ORDER_KEY_UNPREPARED(e) \
-	"(" OKNO_SQL_ORDER_KEY_0_6(e) " OPERATOR(pg_catalog.#>>) '{}'::pg_catalog.text[])"
-/* okno_delivery's order key column (0.7.0), and okno 0.5.0's */
-#define OKNO_DELIVERY_KEY		"order_key"
-#define OKNO_DELIVERY_KEY_0_6	"booking"
-
-/*
  * A text that differs between the plan forms is written once, as a macro
  * M(F) that spells each word that differs as F##_WORD; OKNO_PLAN_FORMS(M)
- * gives a plan its text in every form.  The words:
- *	 F##_ORDER_KEY(e)	outbox row e's order key, as outbox rows compare it
- *	 F##_STORED_KEY(e)	the same, as okno_delivery's key column holds it
- *	 F##_DELIVERY_KEY	that column's name
+ * gives a plan its text in every form.  The words are the order keys'
+ * (outbox/outbox.h).
  */
 #define OKNO_PLAN_FORMS(M) \
 	.sql = M(OKNO_F_CURRENT), \
 	.older = {M(OKNO_F_UNPREPARED), M(OKNO_F_NO_ORDER_KEYS)}
 
-#define OKNO_F_CURRENT_ORDER_KEY(e)			OKNO_SQL_ORDER_KEY(e)
-#define OKNO_F_CURRENT_STORED_KEY(e)		OKNO_SQL_ORDER_KEY(e)
-#define OKNO_F_CURRENT_DELIVERY_KEY			OKNO_DELIVERY_KEY
-#define OKNO_F_UNPREPARED_ORDER_KEY(e)		OKNO_SQL_ORDER_KEY_0_6(e)
-#define OKNO_F_UNPREPARED_STORED_KEY(e)		OKNO_SQL_ORDER_KEY_UNPREPARED(e)
-#define OKNO_F_UNPREPARED_DELIVERY_KEY		OKNO_DELIVERY_KEY
-#define OKNO_F_NO_ORDER_KEYS_ORDER_KEY(e)	OKNO_SQL_ORDER_KEY_0_6(e)
-#define OKNO_F_NO_ORDER_KEYS_STORED_KEY(e)	OKNO_SQL_ORDER_KEY_0_6(e)
-#define OKNO_F_NO_ORDER_KEYS_DELIVERY_KEY	OKNO_DELIVERY_KEY_0_6
 
 /* event id a comes before event id b (ids of one booking's events) */
 #define OKNO_SQL_EARLIER(a, b) \

@@ -27,6 +27,7 @@
 #define OKNO_DELIVERY_H
 
 #include "base/base.h"
+#include "outbox/outbox.h"
 
 /*
  * The condition that event p (an alias of outbox in the query) is not held

@@ -32,6 +32,7 @@
 #include "utils/builtins.h"
 
 #include "base/base.h"
+#include "outbox/outbox.h"
 #include "maintenance/maintenance.h"
 
 PG_FUNCTION_INFO_V1(okno_outbox_counts);

@@ -9,8 +9,9 @@
  * is dropped (adopt.c), retention (purge.c), the consistency
  * check (verify.c) and the outbox's counts for the views (counts.c).
  *
- * May call: keys (a key's identity and okno.key_tombstone_age), base and
- * pure; it reads the tables itself rather than through the booking or
+ * May call: keys (a key's identity and okno.key_tombstone_age), outbox
+ * (an event's order key, for outbox's index and the views' counts), base
+ * and pure; it reads the tables itself rather than through the booking or
  * delivery groups.
  *
  * Copyright (c) 2026, the okno authors

@@ -42,6 +42,7 @@
 #include "utils/syscache.h"
 
 #include "base/base.h"
+#include "outbox/outbox.h"
 #include "maintenance/maintenance.h"
 
 /*
