@@ -57,7 +57,7 @@
 #include "utils/xid8.h"
 
 #include "base/base.h"
-#include "pure/names.h"
+#include "pure/name_rule.h"
 #include "outbox/outbox.h"
 #include "delivery/delivery.h"
 

@@ -17,7 +17,7 @@
  * the same hash with sha256(convert_to(..., 'UTF8')):
  *	   operation ":" key ":" scope		an operation's key
  *	   ":" key ":" actor				a booking's key
- * Operation names and keys hold no ":" (names.c), and an operation's name
+ * Operation names and keys hold no ":" (key_args.c), and an operation's name
  * is never empty, so each identity names one key: the scope, which may
  * hold anything, comes last, and a booking's identity alone starts with
  * ":".  The text is UTF-8 whatever the database's encoding.
