@@ -36,7 +36,7 @@
 /* the length of a SHA-256 digest: a fingerprint or a key's identity hash */
 #define OKNO_HASH_LEN 32
 
-/* okno's table of operations' keys, and its tombstones (okno 0.7.0) */
+/* okno's table of operations' keys, and its tombstones (not before 0.7.0) */
 #define OKNO_KEY_TABLE			"okno_key"
 #define OKNO_KEY_INDEX			"okno_key_pkey"
 #define OKNO_TOMBSTONE_TABLE	"okno_key_tombstone"
