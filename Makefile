@@ -16,11 +16,11 @@ MODULE_big   = okno
 OBJS = \
 	src/okno.o \
 	src/pure/rfc3339.o \
-	src/pure/canonical.o \
+	src/pure/booking_form.o \
 	src/pure/uuid7.o \
 	src/pure/jcs.o \
 	src/pure/jcs_number.o \
-	src/pure/names.o \
+	src/pure/name_rule.o \
 	src/base/schema.o \
 	src/base/bind.o \
 	src/base/owner.o \
@@ -29,7 +29,7 @@ OBJS = \
 	src/base/direct.o \
 	src/base/unixtime.o \
 	src/base/digest.o \
-	src/keys/names.o \
+	src/keys/key_args.o \
 	src/keys/key_lock.o \
 	src/keys/contract.o \
 	src/keys/tombstone.o \

@@ -26,10 +26,10 @@
  * without LISTEN).
  *
  * --subscriber NAME delivers the events of a subscriber added with
- * okno_subscribe (okno 0.5.0): the same loop with okno_drain(batch, NAME),
- * okno_record_failure(id, error, NAME) and okno_release(id, NAME), so that
- * its attempts, backoff and parking are its own, and it waits with
- * CALL okno_wait(ms, NULL, NAME).
+ * okno_subscribe (okno 0.5.0 or later): the same loop with
+ * okno_drain(batch, NAME), okno_record_failure(id, error, NAME) and
+ * okno_release(id, NAME), so that its attempts, backoff and parking are its
+ * own, and it waits with CALL okno_wait(ms, NULL, NAME).
  *
  * --metrics-file writes counters and a delivery lag histogram in
  * Prometheus's text format, for node_exporter's textfile collector.

@@ -35,10 +35,10 @@ static void build_wait_statement(Relay *r, const char *quoted);
  * session lock, no prepared statement, no LISTEN but with
  * --wait=listen.  Through a pooler in transaction mode (PgBouncer's
  * pool_mode = transaction) the server session is lent to other clients
- * between our transactions, and a session setting would stay with it:
- * set_config('search_path', 'pg_catalog', false) here made every
- * client's unqualified okno_create_booking() fail on the connections
- * the relay had used.  So every statement names the schema of every
+ * between our transactions, and a session setting would stay with it: a
+ * set_config('search_path', 'pg_catalog', false) here would make every
+ * client's unqualified okno_create_booking() fail on the connections the
+ * relay has used.  So every statement names the schema of every
  * function, operator and type it uses (pg_catalog's included), so that
  * the session's search_path, whatever it is, changes nothing of the
  * relay's own statements: it is left as the role's settings make it for

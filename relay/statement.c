@@ -10,9 +10,8 @@
  * blocking and its answer awaited with poll(), on the socket and the
  * self-pipe, for --statement-timeout seconds (60 by default; okno_wait:
  * its own timeout plus WAIT_GRACE, wait.c); past it the relay asks the
- * server to cancel
- * it, and if no answer comes within CANCEL_GRACE either, takes the
- * connection for lost: the caller reconnects.  A stop signal lets the
+ * server to cancel it, and if no answer comes within CANCEL_GRACE either,
+ * takes the connection for lost: the caller reconnects.  A stop signal lets the
  * statement finish, but waits for it no longer than CANCEL_GRACE.
  *
  * Copyright (c) 2026, the okno authors

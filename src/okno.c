@@ -7,7 +7,8 @@
  * The code is grouped by the path the data takes (docs/DESIGN.md, "The
  * code"), each group's header saying what it owns and may call:
  *
- *	pure/		RFC 3339, canonical JSON, RFC 8785, UUID version 7: no PostgreSQL
+ *	pure/		RFC 3339, a booking's form, RFC 8785, UUID version 7, the
+ *				rule of okno's names: no PostgreSQL
  *	base/		the schema, the binding to the tables, kept plans, errors
  *	keys/		idempotency keys of any operation, their locks and tombstones
  *	booking/	a booking's steps: key, payload, fingerprint, lock, write

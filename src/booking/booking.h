@@ -3,10 +3,11 @@
  * booking.h
  *	  The booking group: a booking's steps, from the request to its rows.
  *
- * Owns: the payload's validation (payload.c); the
- * fingerprint and its canonical forms (fingerprint.c); the advisory locks
- * of a request and of a resource (lock.c); the booking card and event
- * payload (response.c); the stored key's lookup (key_lookup.c); writing
+ * Owns: the payload's validation (payload.c); a request's fingerprint, the
+ * SHA-256 of its form in either fingerprint version (fingerprint.c; the
+ * form itself is written by pure/booking_form.c); the advisory locks of a
+ * request and of a resource (lock.c); the booking card and event payload
+ * (response.c); the stored key's lookup (key_lookup.c); writing
  * the booking, its key and its event, by statements (sql_write.c) or
  * without a plan (direct_tables.c decides whether the tables allow it and
  * keeps what it derived per backend, direct_xact.c keeps the executor
@@ -44,13 +45,14 @@ typedef struct OknoBookingIn
 /* Length of a SHA-256 fingerprint written as lowercase hex. */
 #define OKNO_FINGERPRINT_LEN 64
 
-/* The fingerprint_version that names the canonical form of canonical.c. */
+/* The fingerprint_version of okno's form (pure/booking_form.c). */
 #define OKNO_FINGERPRINT_VERSION 1
 
 /*
  * The fingerprint_version of keys the course's own service stored (before a
  * database was adopted, or beside okno): SHA-256 of pydantic 2's JSON of
- * the request, instants at the offsets the client sent (canonical.c).
+ * the request, instants at the offsets the client sent
+ * (okno_booking_form_write_course, pure/booking_form.c).
  */
 #define OKNO_FINGERPRINT_COURSE 0
 

@@ -5,7 +5,7 @@
  *
  *   1. the key rule                                  invalid_key
  *   2. the payload, strictly                         invalid_payload
- *   3. canonical form and fingerprint
+ *   3. the request's form (okno_canonical) and its fingerprint
  *   4. the caller may read keys (SELECT), then       42501
  *      the course's advisory lock on actor:key       (okno.key_wait off:
  *                                                    request_in_progress)

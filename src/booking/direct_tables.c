@@ -17,30 +17,13 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/nbtree.h"
-#include "access/relscan.h"
-#include "access/table.h"
-#include "access/tableam.h"
-#include "catalog/index.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
-#include "executor/executor.h"
-#include "nodes/makefuncs.h"
-#include "parser/parse_coerce.h"
-#include "rewrite/rewriteHandler.h"
-#include "storage/lmgr.h"
-#include "utils/builtins.h"
-#include "utils/fmgroids.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
-#include "utils/timestamp.h"
 
 #include "base/base.h"
 #include "booking/booking.h"
-#include "outbox/outbox.h"
 
 /*
  * The columns of the statement's tables that the direct write names, in

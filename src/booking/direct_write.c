@@ -3,15 +3,15 @@
  * direct_write.c
  *	  The booking, its key and its event, written without a plan.
  *
- * The statements of sql_write.c cost an executor start-up and shut-down each.
- * This file writes the three rows the way logical replication's apply
- * worker applies an INSERT, through okno's direct access (base/direct.c):
- * an executor state with the three tables as result relations and their
- * indexes opened (ExecOpenIndices); every
- * column the statement would leave out filled as the planner fills it, with
- * its default (build_column_default, planned and evaluated as worker.c
- * does) or else a NULL coerced to the column's type, domains included; and
- * each row stored with ExecSimpleRelationInsert (generated columns,
+ * The statements of sql_write.c cost an executor start-up and shut-down
+ * each.  This file writes the three rows the way logical replication's
+ * apply worker applies an INSERT, through okno's direct access
+ * (base/direct.c): an executor state with the three tables as result
+ * relations and their indexes opened (ExecOpenIndices); every column the
+ * statement would leave out filled as the planner fills it, with its
+ * default (build_column_default, planned and evaluated as worker.c does)
+ * or else a NULL coerced to the column's type, domains included; and each
+ * row stored with ExecSimpleRelationInsert (generated columns,
  * constraints, the row, its index entries with their unique and exclusion
  * checks, the AFTER row triggers), between AfterTriggerBeginQuery and
  * AfterTriggerEndQuery, so that the foreign-key checks run as they do at
@@ -29,18 +29,14 @@
  *   - the order: booking, key, event, then the AFTER triggers.
  *
  * The direct path is used only where it is the statements' equal by
- * construction; direct_supported() (direct_tables.c) lists what that takes, and anything
- * else (a rule, a trigger that is not a foreign key's, row-level security,
- * a column of another type than okno gives it, a table that is not a plain
- * table ...) goes to the statements.
+ * construction; direct_supported() (direct_tables.c) lists what that
+ * takes, and anything else (a rule, a trigger that is not a foreign key's,
+ * row-level security, a column of another type than okno gives it, a table
+ * that is not a plain table ...) goes to the statements.
  *
- * The prepared CHECK expressions, index expression and predicate states and
- * column defaults of the three tables are kept for the rest of the
- * transaction, in a context under TopTransactionContext: the first call of
- * a transaction prepares them, the others reuse them.  They hold no
- * resources and point into no relcache entry, so the transaction's end
- * needs only to forget them; a change to any of the tables (schema.c's cache
- * generation) makes the next call prepare them anew (direct_xact.c).
+ * The executor states this needs (the tables' prepared CHECK expressions,
+ * index expression and predicate states, column defaults) are prepared by
+ * a transaction's first call and kept to its end (direct_xact.c).
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -48,23 +44,11 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/nbtree.h"
-#include "access/relscan.h"
-#include "access/table.h"
-#include "access/tableam.h"
-#include "catalog/index.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
-#include "nodes/makefuncs.h"
-#include "parser/parse_coerce.h"
-#include "rewrite/rewriteHandler.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
-#include "utils/lsyscache.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * fingerprint.c
- *	  The canonical text of a booking request and its SHA-256 fingerprint.
+ *	  A booking request's form and its SHA-256 fingerprint.
  *
- * canonical.c writes the text (pure C); this file hashes it with
+ * pure/booking_form.c writes the form (pure C); this file hashes it with
  * SHA-256 (base/digest.c) and exposes both to SQL as okno_canonical()
  * and okno_fingerprint(), which validate their argument exactly as
  * okno_create_booking() does.
@@ -26,7 +26,7 @@
 #include "base/base.h"
 #include "booking/booking.h"
 #include "outbox/outbox.h"
-#include "pure/canonical.h"
+#include "pure/booking_form.h"
 
 PG_FUNCTION_INFO_V1(okno_canonical);
 PG_FUNCTION_INFO_V1(okno_fingerprint);
@@ -34,8 +34,8 @@ PG_FUNCTION_INFO_V1(okno_canonical_version);
 PG_FUNCTION_INFO_V1(okno_fingerprint_version);
 
 /* the largest buffer either form needs */
-#define CANONICAL_BUFLEN \
-	(Max(OKNO_CANONICAL_MAXLEN, OKNO_CANONICAL_COURSE_MAXLEN) + 1)
+#define BOOKING_FORM_BUFLEN \
+	(Max(OKNO_BOOKING_FORM_MAXLEN, OKNO_BOOKING_FORM_COURSE_MAXLEN) + 1)
 
 /*
  * Whether this library computes fingerprint version 'version'.
@@ -47,35 +47,35 @@ okno_fingerprint_known(int version)
 }
 
 /*
- * Write in's canonical text of the given version into buf (CANONICAL_BUFLEN
+ * Write in's form of the given version into buf (BOOKING_FORM_BUFLEN
  * bytes); return its length.
  */
 static size_t
-canonical_text(const OknoBookingIn *in, int version, char *buf)
+booking_form(const OknoBookingIn *in, int version, char *buf)
 {
 	if (version == OKNO_FINGERPRINT_COURSE)
-		return okno_canonical_write_course(buf, in->resource_id,
-										   in->starts_us, in->starts_offset,
-										   in->ends_us, in->ends_offset);
+		return okno_booking_form_write_course(buf, in->resource_id,
+											  in->starts_us, in->starts_offset,
+											  in->ends_us, in->ends_offset);
 	if (version != OKNO_FINGERPRINT_VERSION)
 		elog(ERROR, "unknown fingerprint version %d", version);
-	return okno_canonical_write(buf, in->resource_id, in->starts_us, in->ends_us);
+	return okno_booking_form_write(buf, in->resource_id, in->starts_us, in->ends_us);
 }
 
 /*
- * Write the lowercase hex SHA-256 of in's canonical text of the given
- * version into hex.
+ * Write the lowercase hex SHA-256 of in's form of the given version into
+ * hex.
  */
 void
 okno_fingerprint_hex(const OknoBookingIn *in, int version,
 					 char hex[OKNO_FINGERPRINT_LEN + 1])
 {
-	char		canon[CANONICAL_BUFLEN];
+	char		form[BOOKING_FORM_BUFLEN];
 	size_t		len;
 	uint8		digest[OKNO_SHA256_LEN];
 
-	len = canonical_text(in, version, canon);
-	okno_sha256(canon, len, digest);
+	len = booking_form(in, version, form);
+	okno_sha256(form, len, digest);
 	hex[hex_encode((const char *) digest, sizeof(digest), hex)] = '\0';
 }
 
@@ -98,18 +98,20 @@ version_arg(FunctionCallInfo fcinfo, int argno)
 	return version;
 }
 
+/* okno_canonical's result: the payload's form of the given version */
 static Datum
-canonical(FunctionCallInfo fcinfo, int version)
+form_text(FunctionCallInfo fcinfo, int version)
 {
 	OknoBookingIn in;
-	char		canon[CANONICAL_BUFLEN];
+	char		form[BOOKING_FORM_BUFLEN];
 	size_t		len;
 
 	okno_parse_payload(PG_ARGISNULL(0) ? NULL : PG_GETARG_JSONB_P(0), &in);
-	len = canonical_text(&in, version, canon);
-	PG_RETURN_TEXT_P(cstring_to_text_with_len(canon, (int) len));
+	len = booking_form(&in, version, form);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(form, (int) len));
 }
 
+/* okno_fingerprint's result: the SHA-256 of that form, in hex */
 static Datum
 fingerprint(FunctionCallInfo fcinfo, int version)
 {
@@ -127,7 +129,7 @@ fingerprint(FunctionCallInfo fcinfo, int version)
 Datum
 okno_canonical(PG_FUNCTION_ARGS)
 {
-	return canonical(fcinfo, OKNO_FINGERPRINT_VERSION);
+	return form_text(fcinfo, OKNO_FINGERPRINT_VERSION);
 }
 
 /*
@@ -147,7 +149,7 @@ okno_canonical_version(PG_FUNCTION_ARGS)
 {
 	int			version = version_arg(fcinfo, 1);
 
-	return canonical(fcinfo, version);
+	return form_text(fcinfo, version);
 }
 
 /*

@@ -8,9 +8,9 @@
  *
  * The key lookup probes idempotency_pkey directly (base/direct.c: an index
  * scan and a heap fetch, no executor), with the snapshot, relation locks,
- * privilege check and predicate locks the SPI SELECT it replaces had; that
- * SELECT remains for tables with row-level security on and for anything
- * unexpected in the table or its key.
+ * privilege check and predicate locks of an SPI SELECT of the key; that
+ * SELECT is run instead for tables with row-level security on and for
+ * anything unexpected in the table or its key.
  *
  * Each SPI statement is prepared once per backend and kept (okno_plan), and
  * every name in it is qualified: okno's schema for its tables,

@@ -6,7 +6,7 @@
  * The booking card, stored in idempotency.response_body and returned:
  *   {"id": N, "resource_id": R, "actor_id": A,
  *    "starts_at": "...Z", "ends_at": "...Z", "status": "confirmed"}
- * with both instants in the canonical UTC form of rfc3339.c, so no session
+ * with both instants in the UTC form rfc3339_format_utc writes, so no session
  * setting shows through.  The event payload: {"booking_id": N}.
  *
  * Both are built as JsonbValues and turned into jsonb once; nothing goes

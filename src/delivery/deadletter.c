@@ -17,8 +17,9 @@
  * and the event counts as done for that subscriber: never handed out again,
  * and no longer holding back the later events of its booking.  For the
  * default subscriber "done" is outbox.delivered_at, set to the time of the
- * discard, for another its okno_delivery.delivered_at; the record is what tells it from a delivery (okno_verify checks
- * that the two agree), and okno_purge leaves the records alone.
+ * discard, for another its okno_delivery.delivered_at; the record is what
+ * tells it from a delivery (okno_verify checks that the two agree), and
+ * okno_purge leaves the records alone.
  *
  * Both work in the caller's transaction and wake waiting relays at commit.
  *

@@ -44,8 +44,9 @@
  * subquery with LIMIT, which the planner keeps as a per-row probe (a NOT
  * EXISTS would become an anti-join that hashes every undelivered event
  * before the first one is picked).  F is the plan form (base.h's
- * OKNO_PLAN_FORMS; before 0.7.0 the key was the booking of payload ->
- * 'booking_id', on the index outbox_order).
+ * OKNO_PLAN_FORMS: where outbox has no order_key, in an okno installed
+ * before 0.7.0 or until okno_prepare_tables() adds it, the key is the
+ * booking of payload -> 'booking_id', on the index outbox_order).
  */
 #define OKNO_SQL_NOT_HELD_BACK(F, p) \
 	" AND (" p ".kind OPERATOR(pg_catalog.=) 'booking_created'" \

@@ -10,9 +10,10 @@
  * and then watches that the caller reads every row it handed out
  * (handout.c): a cursor must read them all, or its transaction rolls back.
  *
- * okno 0.1.0's SQL function okno_drain_once() is bound to the C symbol
- * okno_drain_once, which keeps 0.1.0's query (its table has no retry
- * columns); 0.2.0 binds okno_drain_once() to okno_drain_once_0_2.
+ * An okno installed at 0.1.0 binds its SQL function okno_drain_once() to
+ * the C symbol okno_drain_once, which runs that version's query (its outbox
+ * has no retry columns); every later version binds it to
+ * okno_drain_once_0_2.
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -85,7 +86,7 @@ drain(FunctionCallInfo fcinfo, const char *fname, DrainOf of, int argno,
 
 /*
  * okno_drain_once() RETURNS TABLE(event_id uuid, kind text, payload jsonb),
- * as okno 0.1.0 defined it.
+ * as an okno installed at 0.1.0 defines it.
  */
 Datum
 okno_drain_once(PG_FUNCTION_ARGS)
@@ -96,8 +97,8 @@ okno_drain_once(PG_FUNCTION_ARGS)
 
 /*
  * okno_drain_once() RETURNS TABLE(event_id uuid, kind text, payload jsonb),
- * skipping parked and delayed events (okno 0.2.0), and
- * okno_drain_once(subscriber text) (0.5.0).
+ * skipping parked and delayed events (every version after 0.1.0), and
+ * okno_drain_once(subscriber text).
  */
 Datum
 okno_drain_once_0_2(PG_FUNCTION_ARGS)
@@ -110,7 +111,7 @@ okno_drain_once_0_2(PG_FUNCTION_ARGS)
 /*
  * okno_drain(max_events integer DEFAULT 100)
  *	 RETURNS TABLE(event_id uuid, kind text, payload jsonb, attempts integer)
- * and okno_drain(max_events integer, subscriber text) (0.5.0)
+ * and okno_drain(max_events integer, subscriber text)
  */
 Datum
 okno_drain(PG_FUNCTION_ARGS)

@@ -25,10 +25,10 @@
  * keeps a cursor, the last id it handed out, and starts its next scan after
  * it (or from the ids of 100 ms ago, if those are lower: the events of
  * transactions that committed after the cursor passed them).  Events that
- * become due again behind the cursor (a drain that rolled
- * back in another session, a release, a requeue, a retry coming due) are
- * found by a scan from the start, which happens when the scan from the
- * cursor finds nothing, at least every five seconds, after this backend's own
+ * become due again behind the cursor (a drain that rolled back in another
+ * session, a release, a requeue, a retry coming due) are found by a scan
+ * from the start, which happens when the scan from the cursor finds
+ * nothing, at least every five seconds, after this backend's own
  * transaction (or subtransaction) aborts, and after this backend released,
  * requeued or recorded a failure of an event.  The order of a batch is
  * always by id; across calls it is by id from the cursor.
@@ -37,24 +37,26 @@
  * every dead entry again (a relay reconnecting, or an application that opens
  * a connection per request and drains one event).  So every scan from the
  * start that finds an event writes where it found the first one into the
- * sequence okno_drain_hint (okno 0.4.0), and a session's first drain starts
- * there (and moves it on to the first event it finds).  The hint is never a
- * bound: when the scan from it finds nothing, a scan from the start follows,
- * as above, and the five-second rule counts from the session's first drain.
+ * sequence okno_drain_hint, and a session's first drain starts there (and
+ * moves it on to the first event it finds).  The hint is never a bound:
+ * when the scan from it finds nothing, a scan from the start follows, as
+ * above, and the five-second rule counts from the session's first drain.
  * It is read and written as the sequence's owner (as PostgreSQL's
  * foreign-key checks run as the owner of the table they read), so a drainer
  * needs no privilege on it; setval() is not transactional and takes no row
- * lock, so drainers never wait on each other for it.  Without the sequence
- * (a database still at 0.3.0) every session starts from the start.
+ * lock, so drainers never wait on each other for it.  An okno installed
+ * before 0.4.0 has no such sequence: there every session starts from the
+ * start.
  *
- * Since okno 0.5.0 the update also clears created_xid (the writing
- * transaction, which subscribers copy events by) of the events that every
- * subscriber has copied, so that they leave the partial index
- * outbox_created_xid: otherwise every delivery, never a HOT update, would
- * write an entry there (see forget_horizon).
+ * The update also clears created_xid (the writing transaction, which
+ * subscribers copy events by) of the events that every subscriber has
+ * copied, so that they leave the partial index outbox_created_xid:
+ * otherwise every delivery, never a HOT update, would write an entry there.
+ * forget_horizon says when it can (not in an okno installed before 0.5.0,
+ * whose outbox has no created_xid).
  *
- * okno 0.1.0's SQL function okno_drain_once() keeps 0.1.0's query (its
- * table has no retry columns): okno_drain_outbox_0_1.
+ * An okno installed at 0.1.0 drains with that version's query (its outbox
+ * has no retry columns): okno_drain_outbox_0_1.
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -136,7 +138,7 @@ static OknoPlan drain_plan = {
 /*
  * The same, forgetting the writing transaction of an event that every
  * subscriber has copied ($3, see forget_horizon), so that the delivered
- * row leaves the partial index outbox_created_xid (okno 0.5.0).
+ * row leaves the partial index outbox_created_xid.
  */
 #define OKNO_SQL_FORGET \
 	", created_xid = CASE WHEN o.created_xid OPERATOR(pg_catalog.<) $3" \
@@ -468,10 +470,11 @@ column_privilege(Oid relid, AttrNumber att, Oid user, AclMode mode)
  * Whether this drain forgets the writing transaction of the events it
  * delivers that every subscriber has copied, and below which xid
  * (*horizon, okno_subscriber_horizon).  It does when
- *	 - outbox has created_xid (okno 0.5.0);
+ *	 - outbox has created_xid (an okno installed before 0.5.0 has not);
  *	 - the caller may read and update it: okno does not act as the caller
  *	   beyond what the caller may do, and a drainer without the privilege
- *	   (a relay granted by column before 0.5.0) drains as before;
+ *	   (a role granted outbox's columns one by one, before it had
+ *	   created_xid) drains without forgetting;
  *	 - every subscriber's snapshot is of this cluster.
  * The subscribers are read in the latest snapshot, not the drain's (which
  * may be a REPEATABLE READ transaction's, older than a subscription that
@@ -548,8 +551,9 @@ okno_drain_outbox(ReturnSetInfo *rsinfo, int32 max_events, int ncols)
 }
 
 /*
- * okno 0.1.0's drain of one event (its outbox has no attempts,
- * available_at or parked_at) into rsinfo's result set; returns how many.
+ * The drain of one event for an okno installed at 0.1.0 (its outbox has no
+ * attempts, available_at or parked_at) into rsinfo's result set; returns
+ * how many.
  */
 uint64
 okno_drain_outbox_0_1(ReturnSetInfo *rsinfo)

@@ -259,7 +259,8 @@ static OknoPlan copy_plan = {
  * after it may be of either, and is copied (at worst a second delivery of
  * an event of a transaction that began between the last copy's start and
  * its snapshot).  A NULL created_xid is an event every subscriber had
- * copied, or one from before 0.5.0.
+ * copied, or one written before outbox had the column (before the update
+ * to 0.5.0).
  */
 #define OKNO_SQL_REBASE(F) \
 	"WITH s AS MATERIALIZED (" \

@@ -23,9 +23,9 @@
  * (at commit) when they made an event due, so a waiting relay takes it at
  * once instead of at its next poll.
  *
- * Each has a form with a subscriber argument (0.5.0) that works on that
- * subscriber's delivery state instead ("default": the same as the form
- * without it), through its routines (routine.c).  An event that a named
+ * Each has a form with a subscriber argument that works on that subscriber's
+ * delivery state instead ("default": the same as the form without it),
+ * through its routines (routine.c).  An event that a named
  * subscriber's drain handed out as it copied it has no row of its own
  * (drain_subscriber.c): okno_record_failure and okno_release write it
  * first, as delivered (the routines' adopt).
@@ -122,11 +122,12 @@ event_id_arg(FunctionCallInfo fcinfo, const char *fname)
 }
 
 /*
- * okno_record_failure(event_id uuid, error text) RETURNS outbox (to 0.5.0)
+ * okno_record_failure(event_id uuid, error text) RETURNS outbox
+ *	 (an okno installed at 0.5.0 or before)
  * okno_record_failure(event_id uuid, error text, OUT id uuid, ...)
- *	 RETURNS record (0.6.0: okno_record_failure_0_6)
+ *	 RETURNS record (0.6.0 and later: okno_record_failure_0_6)
  * okno_record_failure(event_id uuid, error text, subscriber text)
- *	 RETURNS okno_delivery (0.5.0)
+ *	 RETURNS okno_delivery
  *
  * The event's delivery state as it is after the update.  Unknown event, or
  * one the subscriber has not been handed: event_missing.
@@ -304,7 +305,7 @@ update_event(FunctionCallInfo fcinfo, const char *fname, bool release)
 
 /*
  * okno_release(event_id uuid) RETURNS boolean
- * okno_release(event_id uuid, subscriber text) RETURNS boolean (0.5.0)
+ * okno_release(event_id uuid, subscriber text) RETURNS boolean
  *
  * False for an unknown event or one that is not delivered.
  */
@@ -316,7 +317,7 @@ okno_release(PG_FUNCTION_ARGS)
 
 /*
  * okno_requeue(event_id uuid) RETURNS boolean
- * okno_requeue(event_id uuid, subscriber text) RETURNS boolean (0.5.0)
+ * okno_requeue(event_id uuid, subscriber text) RETURNS boolean
  *
  * False for an unknown event or one already delivered.
  */

@@ -8,17 +8,16 @@
  * (delivered_at, attempts, last_error, available_at, parked_at); a named
  * subscriber's is its row of okno_delivery, with the same columns, written
  * only when the event needs a state of its own.  The default one keeps its
- * state in the event's row because it is the delivery the course teaches
- * and okno 0.1.0 shipped: a database that has no other subscriber (most
- * do) pays nothing for subscribers, a create writes one row per event and
- * no fan-out, the default drain is one partial index scan and one update
- * of the rows it hands out, and the course's own service, reading and
- * writing outbox.delivered_at, stays right.  The price is that every
- * delivery verb has two statements, one per place; this file holds both,
- * side by side, and hands them out as one table chosen once from the
- * subscriber argument (as an index AM hands out its IndexAmRoutine), so
- * that each SQL verb (failure.c, deadletter.c, drain.c, wait.c) is written
- * once against it.
+ * state in the event's row because it is the delivery the course teaches:
+ * a database that has no other subscriber (most do) pays nothing for
+ * subscribers, a create writes one row per event and no fan-out, the
+ * default drain is one partial index scan and one update of the rows it
+ * hands out, and the course's own service, reading and writing
+ * outbox.delivered_at, stays right.  The price is that every delivery verb
+ * has two statements, one per place; this file holds both, side by side,
+ * and hands them out as one table chosen once from the subscriber argument
+ * (as an index AM hands out its IndexAmRoutine), so that each SQL verb
+ * (failure.c, deadletter.c, drain.c, wait.c) is written once against it.
  *
  * Every per-event statement takes ($1 event id, $2 subscriber, ...); the
  * default subscriber's leave $2 unused.

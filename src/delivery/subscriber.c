@@ -16,8 +16,8 @@
  *
  * okno_subscribe(name) adds a subscriber: a row of okno_subscriber whose
  * copied_snapshot is a snapshot taken as it subscribes, so that the
- * subscriber receives exactly the events committed after it (drain_subscriber.c
- * copies the events that snapshot does not see).  okno_unsubscribe(name)
+ * subscriber receives exactly the events committed after it
+ * (drain_subscriber.c copies the events that snapshot does not see).  okno_unsubscribe(name)
  * removes the row and the subscriber's delivery state.
  *
  * What every subscriber has copied: okno_subscriber_horizon() gives the
@@ -57,7 +57,7 @@
 #include "utils/xid8.h"
 
 #include "base/base.h"
-#include "pure/names.h"
+#include "pure/name_rule.h"
 #include "outbox/outbox.h"
 #include "delivery/delivery.h"
 
@@ -173,7 +173,8 @@ oldest_open_transaction(void)
 }
 
 /*
- * okno_subscriber's OID (InvalidOid before okno 0.5.0), not cached: its rows
+ * okno_subscriber's OID (InvalidOid in an okno installed before 0.5.0), not
+ * cached: its rows
  * change with every subscriber's drain, and the OIDs that schema.c caches make
  * every kept plan prepared again when their relation changes.
  */

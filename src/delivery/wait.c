@@ -446,7 +446,6 @@ wait_for_event(int32 timeout_ms, text *name)
 /*
  * CALL okno_wait(timeout_ms integer, INOUT woken boolean DEFAULT NULL)
  * CALL okno_wait(timeout_ms integer, INOUT woken boolean, subscriber text)
- *	 (okno 0.5.0)
  *
  * Returns when an event is due (woken: true) or after timeout_ms
  * milliseconds (false).  lock_timeout, when set and shorter, ends the wait

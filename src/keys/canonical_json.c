@@ -2,7 +2,9 @@
  *
  * canonical_json.c
  *	  The RFC 8785 (JSON Canonicalization Scheme) form of a jsonb value,
- *	  and the fingerprint of an operation's request: SHA-256 of that form.
+ *	  okno_canonical_json, and the fingerprint of an operation's request:
+ *	  SHA-256 of that form.  (A booking's request has a form of its own,
+ *	  okno_canonical: booking/fingerprint.c and pure/booking_form.c.)
  *
  * pure/jcs.c writes the form (object members sorted by their keys' UTF-16
  * code units, numbers as ECMAScript writes the nearest double, strings

@@ -11,12 +11,12 @@
  *
  * The table is okno's own, so both are done directly (base/direct.c: a
  * probe of okno_key_pkey, an insert of a row), with the locks, privilege
- * check and snapshot of the statements they replace.
- * The caller needs SELECT on the columns it reads and INSERT on those it
- * writes, as those statements would (the role that installed okno has
- * them, with the grant option).  okno's table has no triggers, rules or
- * row-level security (nobody but a superuser could add them); a table that
- * has any is refused rather than written around them.
+ * check and snapshot that a SELECT and an INSERT would have.  The caller
+ * needs SELECT on the columns it reads and INSERT on those it writes, as
+ * those statements would (the role that installed okno has them, with the
+ * grant option).  okno's table has no triggers, rules or row-level
+ * security (nobody but a superuser could add them); a table that has any
+ * is refused rather than written around them.
  *
  * Neither needs the application's five tables: an operation's keys work in
  * a database that has none of them.

@@ -8,17 +8,17 @@
  * idempotency for bookings, okno_key for operations): lock, look up, the
  * latest-snapshot check, compare, replay or key_reused, key_expired,
  * request_in_progress (contract.c); the rules of a key (bookings' too),
- * an operation's name and a scope (names.c); the lock of a request's key
- * and the setting okno.key_wait, for bookings and operations alike
- * (key_lock.c); a key's identity and its hash, the
+ * an operation's name and a scope, read from their arguments (key_args.c);
+ * the lock of a request's key and the setting okno.key_wait, for bookings
+ * and operations alike (key_lock.c); a key's identity and its hash, the
  * tombstones okno_purge leaves and the setting okno.key_tombstone_age
  * (tombstone.c); okno's table of operations' keys, okno_key: lookup and
  * store (key_table.c); the claims a transaction holds and the check at
  * its commit that each was stored (claim.c); the handler an operation
  * runs (handler.c); the SQL functions okno_idempotent,
  * okno_idempotent_result, okno_key_claim and okno_key_store
- * (idempotent.c); the RFC 8785 form of a JSON value and its fingerprint,
- * okno_canonical_json (canonical_json.c).
+ * (idempotent.c); the RFC 8785 form of a JSON value and an operation's
+ * request's fingerprint, okno_canonical_json (canonical_json.c).
  *
  * May call: base and pure only.  The booking group runs its key's
  * contract here over its own store; maintenance purges keys into
@@ -36,7 +36,7 @@
 /* the length of a SHA-256 digest: a fingerprint or a key's identity hash */
 #define OKNO_HASH_LEN 32
 
-/* okno's table of operations' keys, and its tombstones (okno 0.7.0) */
+/* okno's table of operations' keys, and its tombstones (not before 0.7.0) */
 #define OKNO_KEY_TABLE			"okno_key"
 #define OKNO_KEY_INDEX			"okno_key_pkey"
 #define OKNO_TOMBSTONE_TABLE	"okno_key_tombstone"
@@ -58,7 +58,7 @@ typedef struct OknoKeyRef
 /* init: the settings and the transaction callbacks */
 extern void okno_keys_init(void);
 
-/* names.c */
+/* key_args.c */
 extern void okno_check_key(text *key);
 extern const char *okno_operation_arg(FunctionCallInfo fcinfo, int argno);
 extern const char *okno_scope_arg(FunctionCallInfo fcinfo, int argno);

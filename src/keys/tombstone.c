@@ -7,17 +7,18 @@
  * When okno_purge removes a key's stored response (a booking's row of
  * idempotency, an operation's row of okno_key), it leaves a tombstone in
  * okno_key_tombstone: the SHA-256 of the key's identity and when it
- * expired, no response (okno 0.7.0).  A retry with an expired key is then
- * answered key_expired (OKB11, HTTP 410 Gone) instead of being run a
- * second time.  Tombstones are kept for okno.key_tombstone_age (90 days by
- * default; 0 turns them off) and purged after it; then the key is new
- * again.
+ * expired, no response.  A retry with an expired key is then answered
+ * key_expired (OKB11, HTTP 410 Gone) instead of being run a second time.
+ * Tombstones are kept for okno.key_tombstone_age (90 days by default; 0
+ * turns them off) and purged after it; then the key is new again.  An okno
+ * installed before 0.7.0 has no okno_key_tombstone: there no key is
+ * expired.
  *
  * The identity is one text, so that SQL (okno_purge, okno_verify) computes
  * the same hash with sha256(convert_to(..., 'UTF8')):
  *	   operation ":" key ":" scope		an operation's key
  *	   ":" key ":" actor				a booking's key
- * Operation names and keys hold no ":" (names.c), and an operation's name
+ * Operation names and keys hold no ":" (key_args.c), and an operation's name
  * is never empty, so each identity names one key: the scope, which may
  * hold anything, comes last, and a booking's identity alone starts with
  * ":".  The text is UTF-8 whatever the database's encoding.

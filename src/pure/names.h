@@ -1,23 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * names.h
- *		The shape of okno's lower-case names: subscribers, event kinds,
- *		operations.
- *
- * This module has no dependency on PostgreSQL headers; it only needs the
- * C99 standard headers, so that it can be unit-tested on its own.
+ *		Forwards to name_rule.h, for src/outbox/emit.c only: remove this
+ *		file once emit.c includes "pure/name_rule.h" instead.
  *
  * src/pure/names.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef OKNO_NAMES_H
-#define OKNO_NAMES_H
-
-#include <stdbool.h>
-#include <stddef.h>
-
-extern bool okno_name_valid(const char *name, size_t len, size_t maxlen,
-							const char *punct);
-
-#endif							/* OKNO_NAMES_H */
+#include "name_rule.h"

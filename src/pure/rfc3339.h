@@ -9,7 +9,7 @@
  * Instants are represented as signed 64-bit counts of microseconds since
  * 1970-01-01T00:00:00Z (proleptic Gregorian calendar, no leap seconds).
  *
- * src/rfc3339.h
+ * src/pure/rfc3339.h
  *
  *-------------------------------------------------------------------------
  */

@@ -6,7 +6,7 @@
  * This module has no dependency on PostgreSQL headers; it only needs the
  * C99 standard headers, so that it can be unit-tested on its own.
  *
- * src/uuid7.h
+ * src/pure/uuid7.h
  *
  *-------------------------------------------------------------------------
  */

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
- * names.c
- *		The shape of okno's lower-case names.
+ * name_rule.c
+ *		The rule of okno's lower-case names.
  *
  * A subscriber (a-z 0-9 _ -), an event kind (also .) and an operation
  * (also . and /) follow one rule with its own punctuation and length: 1 to
@@ -10,13 +10,13 @@
  * in a log line, a metric label or a URL path, and no two spellings (case,
  * Unicode normalisation) name the same thing.
  *
- * src/pure/names.c
+ * src/pure/name_rule.c
  *
  *-------------------------------------------------------------------------
  */
 #include <string.h>
 
-#include "names.h"
+#include "name_rule.h"
 
 /*
  * Whether the len bytes at name follow the rule, with the characters of

@@ -1,13 +1,15 @@
 /*-------------------------------------------------------------------------
  *
- * test_canonical.c
- *		Unit tests for the canonical JSON text of a booking request.
+ * test_booking_form.c
+ *		Unit tests for a booking request's form: okno's (fingerprint
+ *		version 1) and the course's (version 0).
  *
  * The expected texts were produced independently with Python:
  * json.dumps(obj, sort_keys=True, separators=(",", ":")) with the instants
- * formatted from datetime.
+ * formatted from datetime (okno's form), or by pydantic (the course's,
+ * test_course).
  *
- * test/unit/test_canonical.c
+ * test/unit/test_booking_form.c
  *
  *-------------------------------------------------------------------------
  */
@@ -17,18 +19,18 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "canonical.h"
+#include "booking_form.h"
 #include "unit.h"
 
-typedef struct canonical_case
+typedef struct form_case
 {
 	int32_t		resource_id;
 	int64_t		starts;
 	int64_t		ends;
 	const char *text;
-} canonical_case;
+} form_case;
 
-static const canonical_case cases[] = {
+static const form_case cases[] = {
 	{1, INT64_C(1796108400000000), INT64_C(1796112000000000),
 	"{\"ends_at\":\"2026-12-01T08:00:00Z\",\"resource_id\":1,\"starts_at\":\"2026-12-01T07:00:00Z\"}"},
 	{0, INT64_C(0), INT64_C(1),
@@ -58,8 +60,8 @@ static void
 test_maxlen(void)
 {
 	/* 44 fixed characters + 2 * 27 + strlen("-2147483648") */
-	CHECK(OKNO_CANONICAL_MAXLEN == 109);
-	CHECK(strlen(cases[4].text) == OKNO_CANONICAL_MAXLEN);
+	CHECK(OKNO_BOOKING_FORM_MAXLEN == 109);
+	CHECK(strlen(cases[4].text) == OKNO_BOOKING_FORM_MAXLEN);
 }
 
 static void
@@ -69,18 +71,18 @@ test_cases(void)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 	{
-		const canonical_case *c = &cases[i];
-		char		buf[OKNO_CANONICAL_MAXLEN + 1 + GUARD_BYTES];
+		const form_case *c = &cases[i];
+		char		buf[OKNO_BOOKING_FORM_MAXLEN + 1 + GUARD_BYTES];
 		size_t		len;
 		size_t		k;
 		bool		guard_ok = true;
 
 		memset(buf, GUARD, sizeof(buf));
-		len = okno_canonical_write(buf, c->resource_id, c->starts, c->ends);
+		len = okno_booking_form_write(buf, c->resource_id, c->starts, c->ends);
 		CHECK_MSG(strcmp(buf, c->text) == 0, "case %u: got %s", (unsigned) i, buf);
 		CHECK_MSG(len == strlen(c->text), "case %u: length %u", (unsigned) i,
 				  (unsigned) len);
-		CHECK_MSG(len <= OKNO_CANONICAL_MAXLEN, "case %u: too long", (unsigned) i);
+		CHECK_MSG(len <= OKNO_BOOKING_FORM_MAXLEN, "case %u: too long", (unsigned) i);
 		for (k = len + 1; k < sizeof(buf); k++)
 			guard_ok = guard_ok && buf[k] == GUARD;
 		CHECK_MSG(guard_ok, "case %u: wrote past the NUL", (unsigned) i);
@@ -101,11 +103,11 @@ test_resource_ids(void)
 
 	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
 	{
-		char		buf[OKNO_CANONICAL_MAXLEN + 1];
-		char		expected[OKNO_CANONICAL_MAXLEN + 1];
+		char		buf[OKNO_BOOKING_FORM_MAXLEN + 1];
+		char		expected[OKNO_BOOKING_FORM_MAXLEN + 1];
 		size_t		len;
 
-		len = okno_canonical_write(buf, ids[i], 0, 0);
+		len = okno_booking_form_write(buf, ids[i], 0, 0);
 		snprintf(expected, sizeof(expected),
 				 "{\"ends_at\":\"1970-01-01T00:00:00Z\",\"resource_id\":%d,"
 				 "\"starts_at\":\"1970-01-01T00:00:00Z\"}", (int) ids[i]);
@@ -125,13 +127,13 @@ test_resource_ids(void)
 
 			for (sign = -1; sign <= 1; sign += 2)
 			{
-				char		buf[OKNO_CANONICAL_MAXLEN + 1];
-				char		expected[OKNO_CANONICAL_MAXLEN + 1];
+				char		buf[OKNO_BOOKING_FORM_MAXLEN + 1];
+				char		expected[OKNO_BOOKING_FORM_MAXLEN + 1];
 
 				w = sign * (v + d);
 				if (w < INT32_MIN || w > INT32_MAX)
 					continue;
-				okno_canonical_write(buf, (int32_t) w, 0, 0);
+				okno_booking_form_write(buf, (int32_t) w, 0, 0);
 				snprintf(expected, sizeof(expected),
 						 "{\"ends_at\":\"1970-01-01T00:00:00Z\",\"resource_id\":%lld,"
 						 "\"starts_at\":\"1970-01-01T00:00:00Z\"}", (long long) w);
@@ -147,23 +149,23 @@ test_resource_ids(void)
 static void
 test_deterministic(void)
 {
-	char		a[OKNO_CANONICAL_MAXLEN + 1];
-	char		b[OKNO_CANONICAL_MAXLEN + 1];
+	char		a[OKNO_BOOKING_FORM_MAXLEN + 1];
+	char		b[OKNO_BOOKING_FORM_MAXLEN + 1];
 
 	memset(a, 'a', sizeof(a));
 	memset(b, 'b', sizeof(b));
-	okno_canonical_write(a, 5, INT64_C(1796108400000000), INT64_C(1796112000000000));
-	okno_canonical_write(b, 5, INT64_C(1796108400000000), INT64_C(1796112000000000));
+	okno_booking_form_write(a, 5, INT64_C(1796108400000000), INT64_C(1796112000000000));
+	okno_booking_form_write(b, 5, INT64_C(1796108400000000), INT64_C(1796112000000000));
 	CHECK(strcmp(a, b) == 0);
 
-	okno_canonical_write(b, 6, INT64_C(1796108400000000), INT64_C(1796112000000000));
+	okno_booking_form_write(b, 6, INT64_C(1796108400000000), INT64_C(1796112000000000));
 	CHECK(strcmp(a, b) != 0);
-	okno_canonical_write(b, 5, INT64_C(1796108400000001), INT64_C(1796112000000000));
+	okno_booking_form_write(b, 5, INT64_C(1796108400000001), INT64_C(1796112000000000));
 	CHECK(strcmp(a, b) != 0);
-	okno_canonical_write(b, 5, INT64_C(1796108400000000), INT64_C(1796112000000001));
+	okno_booking_form_write(b, 5, INT64_C(1796108400000000), INT64_C(1796112000000001));
 	CHECK(strcmp(a, b) != 0);
 	/* starts and ends are not interchangeable */
-	okno_canonical_write(b, 5, INT64_C(1796112000000000), INT64_C(1796108400000000));
+	okno_booking_form_write(b, 5, INT64_C(1796112000000000), INT64_C(1796108400000000));
 	CHECK(strcmp(a, b) != 0);
 }
 
@@ -175,29 +177,29 @@ test_deterministic(void)
 static void
 test_course(void)
 {
-	char		buf[OKNO_CANONICAL_COURSE_MAXLEN + 1];
+	char		buf[OKNO_BOOKING_FORM_COURSE_MAXLEN + 1];
 	size_t		n;
 
-	n = okno_canonical_write_course(buf, 1, INT64_C(1796108400000000), 180,
-									INT64_C(1796112000000000), 180);
+	n = okno_booking_form_write_course(buf, 1, INT64_C(1796108400000000), 180,
+									   INT64_C(1796112000000000), 180);
 	CHECK(strcmp(buf, "{\"ends_at\":\"2026-12-01T11:00:00+03:00\",\"resource_id\":1,\"starts_at\":\"2026-12-01T10:00:00+03:00\"}") == 0);
 	CHECK(n == strlen(buf));
-	n = okno_canonical_write_course(buf, 7, INT64_C(1796108400500000), 0,
-									INT64_C(1796108400123456), 330);
+	n = okno_booking_form_write_course(buf, 7, INT64_C(1796108400500000), 0,
+									   INT64_C(1796108400123456), 330);
 	CHECK(strcmp(buf, "{\"ends_at\":\"2026-12-01T12:30:00.123456+05:30\",\"resource_id\":7,\"starts_at\":\"2026-12-01T07:00:00.500000Z\"}") == 0);
 	/* with zero offsets the course's form is okno's */
 	{
-		char		ours[OKNO_CANONICAL_MAXLEN + 1];
+		char		ours[OKNO_BOOKING_FORM_MAXLEN + 1];
 
-		(void) okno_canonical_write(ours, 3, INT64_C(1796108400000000), INT64_C(1796108400000001));
-		(void) okno_canonical_write_course(buf, 3, INT64_C(1796108400000000), 0,
-										   INT64_C(1796108400000001), 0);
+		(void) okno_booking_form_write(ours, 3, INT64_C(1796108400000000), INT64_C(1796108400000001));
+		(void) okno_booking_form_write_course(buf, 3, INT64_C(1796108400000000), 0,
+											  INT64_C(1796108400000001), 0);
 		CHECK(strcmp(buf, ours) == 0);
 	}
 	/* the longest text fits the bound */
-	n = okno_canonical_write_course(buf, INT32_MIN, INT64_C(1796108400123456), -1439,
-									INT64_C(1796108400123456), 1439);
-	CHECK(n == OKNO_CANONICAL_COURSE_MAXLEN);
+	n = okno_booking_form_write_course(buf, INT32_MIN, INT64_C(1796108400123456), -1439,
+									   INT64_C(1796108400123456), 1439);
+	CHECK(n == OKNO_BOOKING_FORM_COURSE_MAXLEN);
 }
 
 int
@@ -209,5 +211,5 @@ main(void)
 	test_deterministic();
 	test_course();
 
-	UNIT_DONE("test_canonical");
+	UNIT_DONE("test_booking_form");
 }

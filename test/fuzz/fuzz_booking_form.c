@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
- * fuzz_canonical.c
- *		libFuzzer target: bytes -> okno_canonical_write().
+ * fuzz_booking_form.c
+ *		libFuzzer target: bytes -> okno_booking_form_write().
  *
  * Input layout (little-endian, missing bytes read as zero):
  *
@@ -20,7 +20,7 @@
  * RFC3339_MIN_UNIX_US + raw mod (RFC3339_MAX_UNIX_US - RFC3339_MIN_UNIX_US + 1).
  *
  * Properties: the output, written into a heap buffer of exactly
- * OKNO_CANONICAL_MAXLEN + 1 bytes, is NUL-terminated, as long as the
+ * OKNO_BOOKING_FORM_MAXLEN + 1 bytes, is NUL-terminated, as long as the
  * returned length, and has exactly the shape
  *
  *		{"ends_at":"<UTC>","resource_id":<N>,"starts_at":"<UTC>"}
@@ -28,7 +28,7 @@
  * where N is the id in plain decimal and each <UTC> is the canonical UTC
  * form of its (clamped) instant and parses back to it with rfc3339_parse().
  *
- * test/fuzz/fuzz_canonical.c
+ * test/fuzz/fuzz_booking_form.c
  *
  *-------------------------------------------------------------------------
  */
@@ -40,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "canonical.h"
+#include "booking_form.h"
 #include "fuzz.h"
 #include "rfc3339.h"
 
@@ -98,7 +98,7 @@ expect_literal(const char *p, const char *lit, const char *text)
 	size_t		n = strlen(lit);
 
 	if (strncmp(p, lit, n) != 0)
-		FUZZ_FAIL("canonical text %s: expected %s at offset %td",
+		FUZZ_FAIL("booking form %s: expected %s at offset %td",
 				  text, lit, p - text);
 	return p + n;
 }
@@ -112,11 +112,11 @@ expect_instant(const char *p, int64_t unix_us, const char *text)
 	size_t		len;
 
 	if (q == NULL)
-		FUZZ_FAIL("canonical text %s: unterminated instant at offset %td",
+		FUZZ_FAIL("booking form %s: unterminated instant at offset %td",
 				  text, p - text);
 	len = (size_t) (q - p);
 	if (len > RFC3339_UTC_MAXLEN)
-		FUZZ_FAIL("canonical text %s: instant of %zu bytes at offset %td",
+		FUZZ_FAIL("booking form %s: instant of %zu bytes at offset %td",
 				  text, len, p - text);
 	memcpy(copy, p, len);
 	copy[len] = '\0';
@@ -144,16 +144,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	starts = pick_instant(starts_raw, mode);
 	ends = pick_instant(ends_raw, mode);
 
-	buf = malloc(OKNO_CANONICAL_MAXLEN + 1);
+	buf = malloc(OKNO_BOOKING_FORM_MAXLEN + 1);
 	if (buf == NULL)
 		abort();
-	len = okno_canonical_write(buf, resource_id, starts, ends);
+	len = okno_booking_form_write(buf, resource_id, starts, ends);
 
-	if (len > OKNO_CANONICAL_MAXLEN)
-		FUZZ_FAIL("okno_canonical_write returned %zu > %zu",
-				  len, (size_t) OKNO_CANONICAL_MAXLEN);
+	if (len > OKNO_BOOKING_FORM_MAXLEN)
+		FUZZ_FAIL("okno_booking_form_write returned %zu > %zu",
+				  len, (size_t) OKNO_BOOKING_FORM_MAXLEN);
 	if (buf[len] != '\0' || strlen(buf) != len)
-		FUZZ_FAIL("canonical text is not NUL-terminated at its length %zu", len);
+		FUZZ_FAIL("booking form is not NUL-terminated at its length %zu", len);
 
 	snprintf(id_text, sizeof(id_text), "%" PRId32, resource_id);
 
@@ -165,7 +165,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p = expect_instant(p, clamp_instant(starts), buf);
 	p = expect_literal(p, "}", buf);
 	if (*p != '\0')
-		FUZZ_FAIL("canonical text %s: trailing bytes at offset %td", buf, p - buf);
+		FUZZ_FAIL("booking form %s: trailing bytes at offset %td", buf, p - buf);
 
 	free(buf);
 	return 0;

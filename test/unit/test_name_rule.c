@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
- * test_names.c
+ * test_name_rule.c
  *		Unit tests for the rule of okno's lower-case names.
  *
  * Every byte value in every position, the length bounds, and the three
  * punctuation sets okno uses (subscribers, event kinds, operations).
  *
- * test/unit/test_names.c
+ * test/unit/test_name_rule.c
  *
  *-------------------------------------------------------------------------
  */
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "names.h"
+#include "name_rule.h"
 #include "unit.h"
 
 #define SUBSCRIBER	"_-"
@@ -97,5 +97,5 @@ main(void)
 		}
 	}
 
-	UNIT_DONE("test_names");
+	UNIT_DONE("test_name_rule");
 }

@@ -1,15 +1,17 @@
 /*-------------------------------------------------------------------------
  *
- * names.c
- *	  What names a key: the operation, its scope and the key itself, each
- *	  checked against its rule.
+ * key_args.c
+ *	  The arguments that name a key: the operation, its scope and the key
+ *	  itself, each read from its SQL argument and checked against its rule;
+ *	  and whose key it is, in messages.
  *
  * An operation's name is 1 to 63 bytes of lower-case ASCII letters,
  * digits, "_", "-", "." and "/", starting with a letter ("reschedule",
  * "bookings/reschedule", "payment.capture"): it names an endpoint, reads
  * the same in SQL, a log line and a metric's label, and holds no ":", which
- * separates the parts of a key's identity (tombstone.c).  A violation is
- * invalid_parameter_value (22023), as a subscriber's name is.
+ * separates the parts of a key's identity (tombstone.c).  The rule is the
+ * one of all okno's names (pure/name_rule.c), with this punctuation.  A
+ * violation is invalid_parameter_value (22023), as a subscriber's name is.
  *
  * A scope is the tenant or actor the key belongs to: any text of at most
  * 255 bytes, the empty one included (an operation without tenants).  Keys
@@ -33,7 +35,7 @@
 #include "utils/builtins.h"
 
 #include "base/base.h"
-#include "pure/names.h"
+#include "pure/name_rule.h"
 #include "keys/keys.h"
 
 #define OKNO_OPERATION_MAXLEN	63

@@ -1,21 +1,26 @@
 /*-------------------------------------------------------------------------
  *
- * canonical.c
- *		Canonical JSON text of a booking request.
+ * booking_form.c
+ *		A booking request's form: the JSON text its fingerprint is the
+ *		SHA-256 of, and which the SQL function okno_canonical returns.
  *
- * The canonical form is a JSON object with its keys in byte order, no
- * insignificant whitespace, the resource as a plain decimal integer and
- * both instants in the UTC form written by rfc3339_format_utc():
+ * okno's form (fingerprint version 1) is a JSON object with its keys in
+ * byte order, no insignificant whitespace, the resource as a plain decimal
+ * integer and both instants in the UTC form written by
+ * rfc3339_format_utc():
  *
  *		{"ends_at":"...Z","resource_id":N,"starts_at":"...Z"}
  *
  * Equal requests therefore always produce byte-identical text.
  *
- * okno_canonical_write_course writes the course's form (fingerprint
+ * okno_booking_form_write_course writes the course's form (fingerprint
  * version 0), the same but with each instant at the offset it was sent in,
  * as the course's Python service computed its fingerprints.
  *
- * src/canonical.c
+ * (An operation's request, okno_idempotent's, has RFC 8785's form
+ * instead: jcs.c.)
+ *
+ * src/pure/booking_form.c
  *
  *-------------------------------------------------------------------------
  */
@@ -23,7 +28,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "canonical.h"
+#include "booking_form.h"
 #include "rfc3339.h"
 
 static char *put_literal(char *p, const char *s);
@@ -73,16 +78,17 @@ put_int32(char *p, int32_t value)
 }
 
 /*
- * okno_canonical_write
- *		Write the canonical text for (resource_id, starts, ends) into buf.
+ * okno_booking_form_write
+ *		Write okno's form (fingerprint version 1) of (resource_id, starts,
+ *		ends) into buf.
  *
- * buf must have room for OKNO_CANONICAL_MAXLEN + 1 bytes.  The text is
+ * buf must have room for OKNO_BOOKING_FORM_MAXLEN + 1 bytes.  The text is
  * NUL-terminated; its length without the NUL is returned.  The instants are
  * expected to lie between RFC3339_MIN_UNIX_US and RFC3339_MAX_UNIX_US.
  */
 size_t
-okno_canonical_write(char *buf, int32_t resource_id, int64_t starts_unix_us,
-					 int64_t ends_unix_us)
+okno_booking_form_write(char *buf, int32_t resource_id, int64_t starts_unix_us,
+						int64_t ends_unix_us)
 {
 	char	   *p = buf;
 
@@ -99,18 +105,18 @@ okno_canonical_write(char *buf, int32_t resource_id, int64_t starts_unix_us,
 }
 
 /*
- * okno_canonical_write_course
- *		Write the course's canonical text (fingerprint version 0) into buf:
+ * okno_booking_form_write_course
+ *		Write the course's form (fingerprint version 0) into buf:
  *		json.dumps(BookingIn.model_dump(mode="json"), sort_keys=True,
  *		separators=(",", ":")) under pydantic 2, which writes each instant at
  *		the offset the client sent ("Z" for a zero one) and its fraction as
  *		six digits only when it is not zero.  buf must have room for
- *		OKNO_CANONICAL_COURSE_MAXLEN + 1 bytes.  Returns the length.
+ *		OKNO_BOOKING_FORM_COURSE_MAXLEN + 1 bytes.  Returns the length.
  */
 size_t
-okno_canonical_write_course(char *buf, int32_t resource_id,
-							int64_t starts_unix_us, int starts_offset,
-							int64_t ends_unix_us, int ends_offset)
+okno_booking_form_write_course(char *buf, int32_t resource_id,
+							   int64_t starts_unix_us, int starts_offset,
+							   int64_t ends_unix_us, int ends_offset)
 {
 	char	   *p = buf;
 
