@@ -59,7 +59,7 @@
 #include "utils/uuid.h"
 
 #include "base/base.h"
-#include "pure/names.h"
+#include "pure/name_rule.h"
 #include "outbox/outbox.h"
 
 PG_FUNCTION_INFO_V1(okno_emit);
