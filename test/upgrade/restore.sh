@@ -30,11 +30,11 @@ trap 'cluster_stop $?; rm -f /tmp/okno-major.dump' EXIT
 # Debian's 15.20 and 17.12 keep a column option pg_attver on every column of
 # every table; pg_dump 18.6 (Debian testing, older than those) copies it
 # into the dump and the 18.6 server refuses it, for any table of any
-# database.  The user's way round, as README says: restore through a
-# script without those lines.
+# database.  The user's way round, as docs/UPGRADING.md says: restore
+# through a script without those lines.
 if grep -q 'unrecognized parameter "pg_attver"' /tmp/okno-major.err; then
 	echo "# pg_dump $PGVER copies 15's column option pg_attver, which this server refuses:"
-	echo "# restored again through pg_restore -f - without those lines (README: Upgrading PostgreSQL)"
+	echo "# restored again through pg_restore -f - without those lines (docs/UPGRADING.md: Upgrading PostgreSQL)"
 	"$PGBIN/dropdb" okno_dst && "$PGBIN/createdb" okno_dst
 	"$PGBIN/pg_restore" -f - /tmp/okno-major.dump |
 		sed -E '/^ALTER TABLE ONLY .* ALTER COLUMN .* SET \(pg_attver=[0-9]+\);$/d' |
