@@ -277,8 +277,25 @@ extern bool okno_direct_open_index(OknoDirectRel *r, Oid indexid);
 extern void okno_direct_close(OknoDirectRel *r);
 extern bool okno_direct_probe(const OknoDirectRel *r, const Datum *values,
 							  Snapshot snapshot, TupleTableSlot *slot);
+
+/*
+ * A table's indexes as ExecOpenIndices finds them, their IndexInfo built
+ * once, with its expression and predicate states prepared, for a caller
+ * that writes the table many times in a transaction (they hold no
+ * resources and point into no relcache entry).
+ */
+typedef struct OknoDirectIndexes
+{
+	int			n;
+	Oid		   *oids;			/* as RelationGetIndexList lists them */
+	IndexInfo **infos;
+} OknoDirectIndexes;
+
 extern EState *okno_direct_begin(const OknoRangeTable *rt);
-extern ResultRelInfo *okno_direct_result_rel(EState *estate, Index rti);
+extern void okno_direct_prepare_indexes(Relation rel, EState *prep,
+										OknoDirectIndexes *ix);
+extern ResultRelInfo *okno_direct_result_rel(EState *estate, Index rti,
+											 const OknoDirectIndexes *ix);
 extern TupleTableSlot *okno_direct_row(EState *estate, ResultRelInfo *rri);
 extern void okno_direct_insert(EState *estate, ResultRelInfo *rri,
 							   TupleTableSlot *slot);

@@ -16,7 +16,9 @@
  *     table changed;
  *   - a probe of that index by key, under the snapshot given;
  *   - an executor state for a statement's range table, a result relation
- *     with its indexes opened, and the insert of a row
+ *     with its indexes opened (their IndexInfos built, or prepared once by
+ *     a caller that writes the table many times in a transaction), and the
+ *     insert of a row
  *     (ExecSimpleRelationInsert: generated columns, constraints, the row,
  *     its index entries with their unique and exclusion checks, the AFTER
  *     row triggers).
@@ -35,6 +37,7 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "catalog/index.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "utils/hsearch.h"
@@ -291,16 +294,93 @@ okno_direct_begin(const OknoRangeTable *rt)
 }
 
 /*
+ * Build the IndexInfo of each index of rel, in the current memory context,
+ * their expression and predicate states prepared in prep, as
+ * ExecOpenIndices, FormIndexDatum and ExecInsertIndexTuples prepare them.
+ * rel is locked.
+ */
+void
+okno_direct_prepare_indexes(Relation rel, EState *prep, OknoDirectIndexes *ix)
+{
+	List	   *oids = RelationGetForm(rel)->relhasindex ? RelationGetIndexList(rel) : NIL;
+	ListCell   *lc;
+	int			i = 0;
+
+	ix->n = list_length(oids);
+	ix->oids = palloc(sizeof(Oid) * Max(ix->n, 1));
+	ix->infos = palloc(sizeof(IndexInfo *) * Max(ix->n, 1));
+	foreach(lc, oids)
+	{
+		Relation	index = index_open(lfirst_oid(lc), RowExclusiveLock);
+		IndexInfo  *ii = BuildIndexInfo(index);
+
+		if (ii->ii_Expressions != NIL)
+			ii->ii_ExpressionsState = ExecPrepareExprList(ii->ii_Expressions, prep);
+		if (ii->ii_Predicate != NIL)
+			ii->ii_PredicateState = ExecPrepareQual(ii->ii_Predicate, prep);
+		ix->oids[i] = lfirst_oid(lc);
+		ix->infos[i] = ii;
+		/* as ExecCloseIndices: the lock stays */
+		index_close(index, NoLock);
+		i++;
+	}
+	list_free(oids);
+}
+
+/*
+ * Whether the indexes ix lists are still rel's, in its order (a change of
+ * the table makes its callers prepare them anew; this is the check that
+ * they did).
+ */
+static bool
+indexes_as_prepared(Relation rel, const OknoDirectIndexes *ix)
+{
+	List	   *oids = RelationGetForm(rel)->relhasindex ? RelationGetIndexList(rel) : NIL;
+	bool		same = list_length(oids) == ix->n;
+	int			i;
+
+	for (i = 0; same && i < ix->n; i++)
+		same = list_nth_oid(oids, i) == ix->oids[i];
+	list_free(oids);
+	return same;
+}
+
+/*
  * The result relation of the range table entry rti, its indexes opened as
- * the executor opens them for an INSERT.
+ * the executor opens them for an INSERT: ExecOpenIndices, or with the
+ * IndexInfos ix prepared (NULL: none).
  */
 ResultRelInfo *
-okno_direct_result_rel(EState *estate, Index rti)
+okno_direct_result_rel(EState *estate, Index rti, const OknoDirectIndexes *ix)
 {
 	ResultRelInfo *rri = makeNode(ResultRelInfo);
+	int			i;
 
 	ExecInitResultRelation(estate, rri, rti);
-	ExecOpenIndices(rri, false);
+	if (ix == NULL || !indexes_as_prepared(rri->ri_RelationDesc, ix))
+	{
+		ExecOpenIndices(rri, false);
+		return rri;
+	}
+	rri->ri_NumIndices = ix->n;
+	rri->ri_IndexRelationDescs = palloc(sizeof(Relation) * Max(ix->n, 1));
+	rri->ri_IndexRelationInfo = palloc(sizeof(IndexInfo *) * Max(ix->n, 1));
+	for (i = 0; i < ix->n; i++)
+	{
+		IndexInfo  *ii = palloc(sizeof(IndexInfo));
+
+		/*
+		 * The prepared IndexInfo, but for the index AM's own cache: GiST,
+		 * GIN and BRIN keep there what points into the index's relcache
+		 * entry, valid only while the index is open (as BuildIndexInfo
+		 * leaves it: none yet, built in the current context)
+		 */
+		memcpy(ii, ix->infos[i], sizeof(IndexInfo));
+		ii->ii_AmCache = NULL;
+		ii->ii_Context = CurrentMemoryContext;
+		rri->ri_IndexRelationDescs[i] = index_open(ix->oids[i], RowExclusiveLock);
+		rri->ri_IndexRelationInfo[i] = ii;
+	}
 	return rri;
 }
 

@@ -158,12 +158,7 @@ typedef struct OknoDirectXact
 	MemoryContext cxt;			/* under TopTransactionContext */
 	EState	   *prep;			/* its es_query_cxt holds the states */
 	ExprState **checks[OKNO_RT_WRITTEN];	/* as ExecRelCheck prepares them */
-	int			nindexes[OKNO_RT_WRITTEN];
-	Oid		   *indexoids[OKNO_RT_WRITTEN]; /* as ExecOpenIndices lists them */
-	List	  **exprstates[OKNO_RT_WRITTEN];	/* per index, its
-												 * ii_ExpressionsState */
-	ExprState **predstates[OKNO_RT_WRITTEN];	/* per index, its
-												 * ii_PredicateState */
+	OknoDirectIndexes indexes[OKNO_RT_WRITTEN];	/* IndexInfos, states prepared */
 	ExprState **defaults[OKNO_RT_WRITTEN];	/* per column not supplied, or
 											 * NULL */
 } OknoDirectXact;

@@ -35,8 +35,10 @@
  * that is not a plain table ...) goes to the statements.
  *
  * The executor states this needs (the tables' prepared CHECK expressions,
- * index expression and predicate states, column defaults) are prepared by
- * a transaction's first call and kept to its end (direct_xact.c).
+ * their indexes' IndexInfos with expression and predicate states, column
+ * defaults) are prepared by a transaction's first call and kept to its end
+ * (direct_xact.c); each call opens the indexes with them instead of
+ * building them again (okno_direct_result_rel).
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -64,21 +66,10 @@
 static ResultRelInfo *
 open_result_rel(EState *estate, const OknoDirectXact *xc, int rti)
 {
-	ResultRelInfo *rri = okno_direct_result_rel(estate, rti);
-	int			t = rti - 1;
-	int			i;
+	ResultRelInfo *rri = okno_direct_result_rel(estate, rti, &xc->indexes[rti - 1]);
 
-	if (xc->checks[t] != NULL)
-		OKNO_RRI_CHECK_EXPRS(rri) = xc->checks[t];
-	for (i = 0; i < rri->ri_NumIndices && i < xc->nindexes[t]; i++)
-	{
-		IndexInfo  *ii = rri->ri_IndexRelationInfo[i];
-
-		if (RelationGetRelid(rri->ri_IndexRelationDescs[i]) != xc->indexoids[t][i])
-			break;				/* not as prepared: let the executor prepare */
-		ii->ii_ExpressionsState = xc->exprstates[t][i];
-		ii->ii_PredicateState = xc->predstates[t][i];
-	}
+	if (xc->checks[rti - 1] != NULL)
+		OKNO_RRI_CHECK_EXPRS(rri) = xc->checks[rti - 1];
 	return rri;
 }
 

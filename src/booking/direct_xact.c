@@ -4,8 +4,10 @@
  *	  The executor states the direct write (direct_write.c) prepares once
  *	  per transaction.
  *
- * The prepared CHECK expressions, index expression and predicate states and
- * column defaults of the three tables are kept for the rest of the
+ * The prepared CHECK expressions, the IndexInfo of each index (what
+ * ExecOpenIndices builds for every statement, its expression and predicate
+ * states prepared) and the column defaults of the three tables are kept
+ * for the rest of the
  * transaction, in a context under TopTransactionContext: the first call of
  * a transaction prepares them, the others reuse them.  They hold no
  * resources and point into no relcache entry, so the transaction's end
@@ -18,8 +20,6 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "catalog/index.h"
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_coerce.h"
@@ -114,8 +114,6 @@ build_xact_cache(const OknoDirectInfo *info, Relation *rels)
 		Relation	rel = rels[t];
 		TupleDesc	desc = RelationGetDescr(rel);
 		TupleConstr *constr = desc->constr;
-		List	   *indexoids;
-		ListCell   *lc;
 		int			i;
 
 		if (constr != NULL && constr->num_check > 0)
@@ -139,27 +137,7 @@ build_xact_cache(const OknoDirectInfo *info, Relation *rels)
 				xc->defaults[t][i] = ExecPrepareExpr(fill, xc->prep);
 		}
 
-		indexoids = RelationGetForm(rel)->relhasindex ? RelationGetIndexList(rel) : NIL;
-		xc->nindexes[t] = list_length(indexoids);
-		xc->indexoids[t] = palloc(sizeof(Oid) * Max(xc->nindexes[t], 1));
-		xc->exprstates[t] = palloc0(sizeof(List *) * Max(xc->nindexes[t], 1));
-		xc->predstates[t] = palloc0(sizeof(ExprState *) * Max(xc->nindexes[t], 1));
-		i = 0;
-		foreach(lc, indexoids)
-		{
-			Relation	index = index_open(lfirst_oid(lc), RowExclusiveLock);
-			IndexInfo  *ii = BuildIndexInfo(index);
-
-			/* as FormIndexDatum and ExecInsertIndexTuples prepare them */
-			if (ii->ii_Expressions != NIL)
-				xc->exprstates[t][i] = ExecPrepareExprList(ii->ii_Expressions, xc->prep);
-			if (ii->ii_Predicate != NIL)
-				xc->predstates[t][i] = ExecPrepareQual(ii->ii_Predicate, xc->prep);
-			xc->indexoids[t][i] = lfirst_oid(lc);
-			/* as ExecCloseIndices: the table's lock stays */
-			index_close(index, RowExclusiveLock);
-			i++;
-		}
+		okno_direct_prepare_indexes(rel, xc->prep, &xc->indexes[t]);
 	}
 	MemoryContextSwitchTo(oldcxt);
 	return xc;

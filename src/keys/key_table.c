@@ -243,7 +243,7 @@ okno_op_key_insert(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN]
 
 	okno_push_statement_snapshot(InvalidSnapshot);
 	estate = okno_direct_begin(&r->write_rt);
-	rri = okno_direct_result_rel(estate, 1);
+	rri = okno_direct_result_rel(estate, 1, NULL);
 	slot = okno_direct_row(estate, rri);
 #define SET_COL(col, value) \
 	do { \
