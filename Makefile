@@ -3,6 +3,7 @@
 #   make && sudo make install      build and install into the PostgreSQL that
 #                                  pg_config names (PG_CONFIG=... to choose)
 #   make test                      the whole suite on a throwaway cluster
+#   make test-citus                okno on a throwaway Citus cluster (root)
 #   make demo                      the course scenario on a throwaway cluster
 #   make demo-adopt                okno in a database the course built, likewise
 #   make unit                      the pure-C unit tests (no server needed)
@@ -150,7 +151,7 @@ $(OBJS): $(wildcard src/*.h src/*/*.h)
 # okno-relay, the delivery worker (a libpq client program)
 -include relay/relay.mk
 
-.PHONY: test test-all demo demo-adopt unit tap dist example fuzz sanitize bench remove-old-scripts
+.PHONY: test test-all test-citus demo demo-adopt unit tap dist example fuzz sanitize bench remove-old-scripts
 
 # The full suite, on a throwaway cluster; the last line is "N passed, N failed".
 test:
@@ -161,6 +162,15 @@ test:
 # upgrade from 15; one summary line per version, the total last.  Root only.
 test-all:
 	@tools/test-all
+
+# okno on a Citus cluster (a coordinator and two workers, throwaway, as
+# the postgres user): Citus built once from the vendored archive and
+# installed, then the suites of test/citus on the coordinator and on a
+# worker; the last line is "N passed, N failed".  Root only (the build's
+# Debian packages, installing Citus); CITUS_INSTALL_OKNO=0 leaves the
+# installed okno as it is.
+test-citus:
+	@tools/citus test
 
 # The course scenario, step by step, on a throwaway cluster.
 demo:
