@@ -27,6 +27,7 @@ OBJS = \
 	src/base/owner.o \
 	src/base/errors.o \
 	src/base/relation.o \
+	src/base/citus.o \
 	src/base/direct.o \
 	src/base/unixtime.o \
 	src/base/digest.o \

@@ -152,6 +152,8 @@ typedef struct OknoBinding
 	 * (OKNO_PLAN_UNPREPARED)
 	 */
 	bool		order_keys;
+	/* Citus knows the table (citus.c): its rows are in the shards */
+	bool		citus[OKNO_NUM_TABLES];
 } OknoBinding;
 
 /*
@@ -229,6 +231,11 @@ extern void okno_refuse_instead_rules(OknoRel rel, const char *what);
 pg_noreturn extern void okno_error_not_stored(OknoRel rel, const char *what);
 pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
 
+/* citus.c: the tables Citus knows */
+extern char okno_citus_method(Oid relid);
+extern bool okno_citus_table(Oid relid);
+extern const char *okno_error_constraint(const ErrorData *edata, bool citus);
+
 /*
  * direct.c: the relations okno reads or writes without a plan.  A caller
  * names the columns it reads or writes: the first nkeys of them the key of
@@ -265,6 +272,7 @@ typedef struct OknoDirectRel
 	bool		probe_fits;		/* the index can be probed by the key */
 	RegProcedure eqproc[OKNO_DIRECT_MAX_KEYS];	/* each key column's equality */
 	Oid			collation[OKNO_DIRECT_MAX_KEYS];
+	bool		citus;			/* Citus knows the table: a shell (citus.c) */
 	Relation	rel;			/* open between okno_direct_open and _close */
 	Relation	index;
 } OknoDirectRel;
@@ -275,6 +283,7 @@ extern OknoDirectRel *okno_direct_open(Oid relid, const OknoDirectCols *cols,
 									   LOCKMODE lockmode);
 extern bool okno_direct_open_index(OknoDirectRel *r, Oid indexid);
 extern void okno_direct_close(OknoDirectRel *r);
+extern bool okno_direct_plain(const OknoDirectRel *r);
 extern bool okno_direct_probe(const OknoDirectRel *r, const Datum *values,
 							  Snapshot snapshot, TupleTableSlot *slot);
 

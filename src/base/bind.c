@@ -170,6 +170,16 @@ static const char *const *const pkey_columns[OKNO_NUM_TABLES] = {
 };
 
 /*
+ * bookings distributed by Citus: a unique constraint of a distributed
+ * table must hold its distribution column, so the primary key of bookings
+ * distributed by resource_id is (resource_id, id), in either order (id
+ * stays unique: okno and the course give it from a sequence or an
+ * identity); okno looks a booking up by id with a statement.
+ */
+static const char *const pkey_bookings_citus[] = {"resource_id", "id", NULL};
+static const char *const pkey_bookings_citus_rev[] = {"id", "resource_id", NULL};
+
+/*
  * bookings_no_overlap as pg_get_constraintdef prints it (white space
  * collapsed): the course's form, with or without tstzrange's bounds and
  * with status text or varchar.
@@ -306,6 +316,17 @@ conkey_is(HeapTuple contup, Oid relid, const char *const *names)
 	return names[n] == NULL;
 }
 
+/* whether contup is a primary key okno can use for table t */
+static bool
+pkey_fits(HeapTuple contup, OknoRel t, Oid relid, const OknoBinding *b)
+{
+	if (conkey_is(contup, relid, pkey_columns[t]))
+		return true;
+	return t == OKNO_REL_BOOKINGS && b->citus[t] &&
+		(conkey_is(contup, relid, pkey_bookings_citus) ||
+		 conkey_is(contup, relid, pkey_bookings_citus_rev));
+}
+
 /* bookings_no_overlap as okno needs it: its text, and its operators */
 static bool
 overlap_constraint_fits(HeapTuple contup)
@@ -388,8 +409,7 @@ check_constraints(BindCheck *c, OknoRel t, Oid relid, OknoBinding *b)
 		Form_pg_constraint con = (Form_pg_constraint) GETSTRUCT(tup);
 		const char *name = NameStr(con->conname);
 
-		if (con->contype == CONSTRAINT_PRIMARY &&
-			conkey_is(tup, relid, pkey_columns[t]))
+		if (con->contype == CONSTRAINT_PRIMARY && pkey_fits(tup, t, relid, b))
 		{
 			pkey = true;
 			b->pkey_index[t] = con->conindid;
@@ -537,6 +557,7 @@ check_tables(BindCheck *c, Oid nsp, int version, OknoBinding *b)
 			problem(c, psprintf("%s: inherits or is inherited from (okno's tables stand alone)",
 								okno_table_names[t]),
 					psprintf("ALTER TABLE ... NO INHERIT %s", qualified(c, t)));
+		b->citus[t] = okno_citus_table(relid);
 		check_columns(c, t, relid, version);
 		check_constraints(c, t, relid, b);
 		check_triggers(t, relid, b);

@@ -138,6 +138,7 @@ derive_columns(OknoDirectRel *r, const OknoDirectCols *cols)
 	r->valid = true;
 	r->probe_valid = false;
 	r->cols = cols;
+	r->citus = okno_citus_table(r->relid);
 	r->all_columns = true;
 	for (i = 0; i < cols->ncols; i++)
 	{
@@ -240,6 +241,23 @@ okno_direct_close(OknoDirectRel *r)
 	table_close(r->rel, NoLock);
 	r->index = NULL;
 	r->rel = NULL;
+}
+
+/*
+ * Whether r's open table is one okno may read or write itself: a plain
+ * table standing alone (no partition), without row-level security, that
+ * Citus does not know (its shell holds no rows: they are in the shards).
+ * Any other takes the statements' path, planned by the server (and by
+ * Citus).
+ */
+bool
+okno_direct_plain(const OknoDirectRel *r)
+{
+	Relation	rel = r->rel;
+
+	Assert(rel != NULL);
+	return rel->rd_rel->relkind == RELKIND_RELATION && !rel->rd_rel->relispartition &&
+		!rel->rd_rel->relrowsecurity && !r->citus;
 }
 
 /*

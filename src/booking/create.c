@@ -64,7 +64,9 @@ translate_store_error(MemoryContext cxt, int32 actor, const char *keystr,
 
 	MemoryContextSwitchTo(cxt);
 	edata = CopyErrorData();
-	con = edata->constraint_name ? edata->constraint_name : "";
+	con = okno_error_constraint(edata, b->citus[OKNO_REL_BOOKINGS] ||
+								b->citus[OKNO_REL_IDEMPOTENCY] ||
+								b->citus[OKNO_REL_OUTBOX]);
 
 	/* (the names are those the binding found: "" never matches) */
 	switch (edata->sqlerrcode)

@@ -190,9 +190,7 @@ direct_supported(OknoDirectRel *const *r)
 	{
 		Relation	rel = r[rti - 1]->rel;
 
-		if (rel->rd_rel->relkind != RELKIND_RELATION ||
-			rel->rd_rel->relispartition ||
-			rel->rd_rel->relrowsecurity)
+		if (!okno_direct_plain(r[rti - 1]))
 			return false;
 		if (rti <= OKNO_RT_WRITTEN &&
 			(rel->rd_rules != NULL || !only_foreign_key_triggers(rel) ||

@@ -9,8 +9,9 @@
  * The key lookup probes idempotency_pkey directly (base/direct.c: an index
  * scan and a heap fetch, no executor), with the snapshot, relation locks,
  * privilege check and predicate locks of an SPI SELECT of the key; that
- * SELECT is run instead for tables with row-level security on and for
- * anything unexpected in the table or its key.
+ * SELECT is run instead for tables with row-level security on, a table
+ * Citus distributes (its shell is empty) and anything unexpected in the
+ * table or its key.
  *
  * Each SPI statement is prepared once per backend and kept (okno_plan), and
  * every name in it is qualified: okno's schema for its tables,
@@ -136,8 +137,7 @@ lookup_key_direct(int32 actor, text *key, Snapshot snapshot,
 	r = okno_direct_open(relid, &okno_idempotency_cols, AccessShareLock);
 	rel = r->rel;
 	if (okno_cache_generation() != generation || !r->all_columns ||
-		rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity ||
-		!okno_direct_open_index(r, indexid))
+		!okno_direct_plain(r) || !okno_direct_open_index(r, indexid))
 	{
 		okno_direct_close(r);
 		return false;

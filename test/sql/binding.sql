@@ -107,6 +107,14 @@ ROLLBACK;
 -- mended (here: rolled back), okno goes on in the same session
 SELECT pg_temp.book('bind-7', 7);
 
+-- bookings' primary key is (id): (resource_id, id), the key of bookings
+-- distributed by resource_id on Citus (test/citus), serves only there
+BEGIN;
+ALTER TABLE bookings DROP CONSTRAINT bookings_pkey CASCADE;
+ALTER TABLE bookings ADD PRIMARY KEY (resource_id, id);
+SELECT detail FROM pg_temp.error_of('SELECT * FROM okno_drain(1)');
+ROLLBACK;
+
 -- the exclusion constraint must be the course's: another predicate, or
 -- deferrable, does not serve
 BEGIN;

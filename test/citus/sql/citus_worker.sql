@@ -28,5 +28,5 @@ SELECT count(*) AS okno_tables_in_citus
  WHERE logicalrelid::regclass::text LIKE 'okno\_%';
 
 -- distributed queries from the worker: the coordinator's rows
-SELECT resource_id, actor_id, status FROM bookings ORDER BY resource_id;
+SELECT resource_id, actor_id, status FROM bookings ORDER BY resource_id, actor_id, status, starts_at;
 SELECT count(*) AS actors FROM actors;

@@ -1,0 +1,144 @@
+/*-------------------------------------------------------------------------
+ *
+ * citus.c
+ *	  Whether a table is one that Citus distributes: its metadata read as
+ *	  the binding reads the catalogs.
+ *
+ * On a Citus cluster the application's tables may be distributed, made
+ * reference tables or added to Citus's metadata otherwise; on every node
+ * that has the metadata (the coordinator, and each worker it was synced
+ * to) such a table is then a shell: its rows are in the shards, tables of
+ * other names on the workers, and a statement on it is planned by Citus
+ * and sent there.  okno must never read or write a shell itself: its
+ * direct access (direct.c) takes the statements' path for any table Citus
+ * knows, and the binding lets a distributed bookings have the primary key
+ * a distributed table can have.
+ *
+ * Citus's metadata is the table pg_catalog.pg_dist_partition (one row per
+ * table Citus knows: logicalrelid, partmethod 'h' for a hash-distributed
+ * table, 'n' for a reference table, a single-shard table or a local table
+ * in the metadata, ...).  It is read here with a catalog scan, without
+ * Citus's functions, so that okno needs neither Citus's library nor its
+ * version; where Citus is not installed the table does not exist and no
+ * table is Citus's.  Citus invalidates a table's relcache entry whenever
+ * its row changes, which is when okno's caches derive this again
+ * (schema.c's binding, direct.c's map).
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/pg_namespace.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "base/base.h"
+
+#define CITUS_PARTITION_CATALOG	"pg_dist_partition"
+#define CITUS_PARTITION_INDEX	"pg_dist_partition_logical_relid_index"
+
+/*
+ * Citus's partition method of the table relid ('h': distributed by hash,
+ * 'n': a reference table, a single-shard or a local table Citus knows,
+ * ...), or '\0' if Citus does not know it (or is not installed).
+ */
+char
+okno_citus_method(Oid relid)
+{
+	Oid			catalog = get_relname_relid(CITUS_PARTITION_CATALOG, PG_CATALOG_NAMESPACE);
+	Oid			index;
+	AttrNumber	relid_att;
+	AttrNumber	method_att;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	char		method = '\0';
+
+	if (!OidIsValid(catalog))
+		return '\0';
+	relid_att = get_attnum(catalog, "logicalrelid");
+	method_att = get_attnum(catalog, "partmethod");
+	if (relid_att == InvalidAttrNumber || method_att == InvalidAttrNumber)
+		elog(ERROR, "Citus's %s has no column logicalrelid or partmethod",
+			 CITUS_PARTITION_CATALOG);
+	index = get_relname_relid(CITUS_PARTITION_INDEX, PG_CATALOG_NAMESPACE);
+
+	rel = table_open(catalog, AccessShareLock);
+	ScanKeyInit(&key, relid_att, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(rel, index, OidIsValid(index), NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, method_att, RelationGetDescr(rel), &isnull);
+
+		method = isnull ? '?' : DatumGetChar(d);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return method;
+}
+
+/*
+ * Whether Citus knows the table relid: a shell okno must not read or write
+ * itself.
+ */
+bool
+okno_citus_table(Oid relid)
+{
+	return okno_citus_method(relid) != '\0';
+}
+
+/*
+ * The name of the constraint an integrity error (class 23) names: its
+ * constraint_name field, or, where Citus raised it again from a shard on
+ * another node (it passes on only the SQLSTATE and the texts), the last
+ * name the message quotes ("... violates exclusion constraint
+ * \"bookings_no_overlap_102008\"").  The name of a shard's constraint is
+ * the table's with "_" and the shard's id appended, which is cut off when
+ * citus is true (one of the tables written is Citus's: on a node that holds
+ * the shard the error is the server's own, with the shard's name in
+ * constraint_name), so that okno recognizes its constraints on any node.
+ * "" if the error names none.
+ */
+const char *
+okno_error_constraint(const ErrorData *edata, bool citus)
+{
+	const char *msg = edata->message;
+	const char *close;
+	const char *open;
+	char	   *name;
+	char	   *p;
+
+	if (!citus)
+		return edata->constraint_name != NULL ? edata->constraint_name : "";
+	if (edata->constraint_name != NULL)
+		name = pstrdup(edata->constraint_name);
+	else
+	{
+		if (msg == NULL || (close = strrchr(msg, '"')) == NULL)
+			return "";
+		for (open = close - 1; open >= msg && *open != '"'; open--)
+			;
+		if (open < msg || close - open - 1 <= 0)
+			return "";
+		name = pnstrdup(open + 1, close - open - 1);
+	}
+
+	/* "_" and digits at the end: the shard's id */
+	p = name + strlen(name);
+	while (p > name && isdigit((unsigned char) p[-1]))
+		p--;
+	if (p > name + 1 && *p != '\0' && p[-1] == '_')
+		p[-1] = '\0';
+	return name;
+}
