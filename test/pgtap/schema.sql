@@ -14,7 +14,7 @@ CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 DO $$ BEGIN PERFORM okno_tap.okno_create_tables(); END $$;
 
-SELECT plan(414);
+SELECT plan(415);
 
 -- tables
 SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded',
@@ -313,9 +313,9 @@ SELECT has_extension('okno');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'okno'), false, 'okno is not relocatable');
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'okno'), (SELECT default_version FROM pg_available_extensions WHERE name = 'okno'), 'okno is at its default version');
 SELECT is((SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'okno'), 'okno_tap', 'installed into the schema given');
-SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.7.1'), true, 'okno is trusted');
-SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.7.1'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
-SELECT is((SELECT array_agg(version ORDER BY version) FROM pg_available_extension_versions WHERE name = 'okno'), ARRAY['0.7.1']::text[], 'only the current version, 0.7.1, can be installed (no older full script is installed)');
+SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.8.0'), true, 'okno is trusted');
+SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.8.0'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
+SELECT is((SELECT array_agg(version ORDER BY version) FROM pg_available_extension_versions WHERE name = 'okno'), ARRAY['0.8.0']::text[], 'only the current version, 0.8.0, can be installed (no older full script is installed)');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.2.0' AND path = '0.1.0--0.2.0'), 'an update path leads from 0.1.0 to 0.2.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.2.0' AND target = '0.3.0' AND path = '0.2.0--0.3.0'), 'an update path leads from 0.2.0 to 0.3.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.3.0' AND target = '0.4.0' AND path = '0.3.0--0.4.0'), 'an update path leads from 0.3.0 to 0.4.0');
@@ -324,7 +324,8 @@ SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.5.0' AND target = '0.6.0' AND path = '0.5.0--0.6.0'), 'an update path leads from 0.5.0 to 0.6.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.6.0' AND target = '0.7.0' AND path = '0.6.0--0.7.0'), 'an update path leads from 0.6.0 to 0.7.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.7.0' AND target = '0.7.1' AND path = '0.7.0--0.7.1'), 'an update path leads from 0.7.0 to 0.7.1');
-SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.7.1' AND path = '0.1.0--0.2.0--0.3.0--0.4.0--0.4.1--0.5.0--0.6.0--0.7.0--0.7.1'), 'an update path leads from 0.1.0 to 0.7.1');
+SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.7.1' AND target = '0.8.0' AND path = '0.7.1--0.8.0'), 'an update path leads from 0.7.1 to 0.8.0');
+SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.8.0' AND path = '0.1.0--0.2.0--0.3.0--0.4.0--0.4.1--0.5.0--0.6.0--0.7.0--0.7.1--0.8.0'), 'an update path leads from 0.1.0 to 0.8.0');
 -- the drain hint: a sequence okno owns, not dumped (a restored database
 -- starts without a hint), readable only by its owner
 SELECT has_sequence('okno_tap', 'okno_drain_hint', 'the drain hint is a sequence');
