@@ -87,7 +87,7 @@ REGRESS      = setup scenario key_rule payload_rules vectors create settings \
                drain drain_hint drain_batch drain_read failures cancel purge status verify prepared \
                error_catalogue shadowing roles direct create_as_insert wait order subscribers \
                idempotent tombstones emit course_vectors course_tables binding \
-               other_schema trusted
+               other_schema distribute trusted
 REGRESS_OPTS = --inputdir=test
 
 # pg_regress suites of updates from every earlier version: they install

@@ -358,6 +358,296 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.okno_prepare_tables() IS
 'add to the application''s tables what okno needs and they lack (columns, okno''s indexes on outbox), as their owner';
 
+-- okno_distribute_tables() lays the five tables out on a Citus cluster,
+-- on the coordinator, as README's "Scaling out with Citus" shows:
+-- actors and resources reference tables, bookings distributed by
+-- resource_id (its primary key becomes (resource_id, id)), idempotency by
+-- actor_id, outbox by id.  PL/pgSQL, SECURITY INVOKER like the two above:
+-- Citus's functions and the ALTER TABLEs run with the caller's rights, in
+-- the caller's transaction.  It checks every table first and changes
+-- nothing while one cannot be laid out; a table already laid out so is
+-- left as it is.  okno's own tables stay each node's own.
+CREATE FUNCTION @extschema@.okno_distribute_tables()
+RETURNS TABLE (table_name text, layout text, action text)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $okno$
+#variable_conflict use_column
+DECLARE
+    -- the five tables in the order they are laid out, and the column each
+    -- is distributed by (NULL: a reference table)
+    names pg_catalog.text[] := ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox'];
+    -- >>> the outbox's distribution column: this line, and the outbox step
+    -- below, are the only places that name it
+    columns pg_catalog.text[] := ARRAY[NULL, NULL, 'resource_id', 'actor_id', 'id'];
+    -- <<<
+    schema_oid pg_catalog.oid;
+    schema_name pg_catalog.text;
+    rels pg_catalog.oid[] := '{}';
+    wants pg_catalog.text[] := '{}';
+    todo pg_catalog.bool[] := '{}';
+    missing pg_catalog.text[] := '{}';
+    problems pg_catalog.text[] := '{}';
+    fkey_tables pg_catalog.text[] := '{}';   -- the foreign keys dropped and added again:
+    fkey_names pg_catalog.text[] := '{}';    -- table, name and definition
+    fkey_defs pg_catalog.text[] := '{}';
+    rel pg_catalog.oid;
+    qname pg_catalog.text;
+    cur pg_catalog.text;
+    want pg_catalog.text;
+    kind "char";
+    pkey_cols pg_catalog.text[];
+    pkey_name pg_catalog.text;
+    r record;
+    i integer;
+    any_todo boolean := false;
+    mode pg_catalog.text;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) 'citus') THEN
+        RAISE EXCEPTION 'okno_distribute_tables() needs Citus'
+            USING ERRCODE = '0A000',
+                  DETAIL = pg_catalog.format('The extension citus is not installed in database %I.',
+                                             pg_catalog.current_database()),
+                  HINT = 'Load Citus on every node (shared_preload_libraries = citus), run CREATE EXTENSION citus '
+                         'in this database on the coordinator and add the workers, then call okno_distribute_tables() there.';
+    END IF;
+    IF NOT pg_catalog.citus_is_coordinator() THEN
+        RAISE EXCEPTION 'okno_distribute_tables() runs on the Citus coordinator only'
+            USING ERRCODE = '0A000',
+                  DETAIL = 'This node is not the coordinator of its Citus cluster: only the coordinator distributes tables.',
+                  HINT = 'Connect to the coordinator and call okno_distribute_tables() there.';
+    END IF;
+
+    SELECT n.oid, n.nspname INTO schema_oid, schema_name
+      FROM pg_catalog.pg_extension AS e
+      JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+     WHERE e.extname OPERATOR(pg_catalog.=) 'okno';
+
+    -- the tables, and what Citus has of each
+    FOR i IN 1 .. 5 LOOP
+        SELECT c.oid, c.relkind INTO rel, kind
+          FROM pg_catalog.pg_class AS c
+         WHERE c.relname OPERATOR(pg_catalog.=) names[i] AND c.relnamespace OPERATOR(pg_catalog.=) schema_oid;
+        IF rel IS NULL THEN
+            missing := missing || pg_catalog.format('%s: missing', names[i]);
+        ELSIF kind NOT IN ('r', 'p') THEN
+            missing := missing || pg_catalog.format('%s: not a table (relkind %s)', names[i], kind);
+        END IF;
+        rels := rels || rel;
+        want := CASE WHEN columns[i] IS NULL THEN 'reference table'
+                     ELSE pg_catalog.format('distributed by %s', columns[i]) END;
+        wants := wants || want;
+        SELECT CASE WHEN p.partmethod OPERATOR(pg_catalog.=) 'h'
+                    THEN pg_catalog.format('distributed by %s',
+                                           pg_catalog.column_to_column_name(p.logicalrelid, p.partkey))
+                    WHEN p.partmethod OPERATOR(pg_catalog.=) 'n' AND p.repmodel OPERATOR(pg_catalog.=) 't'
+                    THEN 'reference table'
+                    WHEN p.partmethod OPERATOR(pg_catalog.=) 'n' AND p.colocationid OPERATOR(pg_catalog.=) 0
+                    THEN 'a Citus local table'
+                    WHEN p.partmethod OPERATOR(pg_catalog.=) 'n'
+                    THEN 'a single-shard distributed table'
+                    ELSE pg_catalog.format('distributed by %s (partition method %s)',
+                                           pg_catalog.column_to_column_name(p.logicalrelid, p.partkey), p.partmethod)
+               END INTO cur
+          FROM pg_catalog.pg_dist_partition AS p
+         WHERE p.logicalrelid OPERATOR(pg_catalog.=) rel;
+        todo := todo || (rel IS NOT NULL AND cur IS NULL);
+        IF rel IS NOT NULL AND cur IS NULL THEN
+            any_todo := true;
+        ELSIF cur IS NOT NULL AND cur OPERATOR(pg_catalog.<>) want THEN
+            problems := problems || pg_catalog.format(
+                '%s is %s, where okno''s layout has it %s; fix: SELECT undistribute_table(%L), then call okno_distribute_tables() again',
+                names[i], CASE WHEN cur OPERATOR(pg_catalog.=) 'reference table' THEN 'a reference table' ELSE cur END,
+                CASE WHEN columns[i] IS NULL THEN 'a ' || want ELSE want END,
+                pg_catalog.format('%I.%I', schema_name, names[i]));
+        END IF;
+        cur := NULL;
+        rel := NULL;
+    END LOOP;
+
+    IF pg_catalog.cardinality(missing) OPERATOR(pg_catalog.>) 0 THEN
+        RAISE EXCEPTION 'okno''s tables in schema % cannot be distributed', pg_catalog.quote_ident(schema_name)
+            USING ERRCODE = 'OKB10',
+                  DETAIL = pg_catalog.array_to_string(missing, E'\n'),
+                  HINT = 'Create the missing tables with SELECT okno_create_tables(), as the role that is to own them, '
+                         'then call okno_distribute_tables() again.';
+    END IF;
+
+    -- what a table to be distributed must be: its unique constraints and
+    -- indexes hold its distribution column (bookings' primary key (id)
+    -- becomes (resource_id, id) here), its primary key is what okno's
+    -- calls look rows up by, and no foreign key points at it
+    FOR i IN 1 .. 5 LOOP
+        CONTINUE WHEN NOT todo[i];
+        qname := pg_catalog.format('%I.%I', schema_name, names[i]);
+        IF NOT pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class AS c
+                                        WHERE c.oid OPERATOR(pg_catalog.=) rels[i]), 'USAGE') THEN
+            RAISE EXCEPTION 'must be owner of table %', names[i]
+                USING ERRCODE = '42501',
+                      DETAIL = 'okno_distribute_tables() runs with the caller''s rights (SECURITY INVOKER) and changes nothing until it may change every table it has to.',
+                      HINT = 'Call it as the owner of okno''s tables.';
+        END IF;
+        CONTINUE WHEN columns[i] IS NULL;
+        SELECT pg_catalog.array_agg(a.attname::pg_catalog.text ORDER BY a.attname), k.conname
+          INTO pkey_cols, pkey_name
+          FROM pg_catalog.pg_constraint AS k
+          JOIN pg_catalog.pg_attribute AS a
+            ON a.attrelid OPERATOR(pg_catalog.=) k.conrelid AND a.attnum OPERATOR(pg_catalog.=) ANY (k.conkey)
+         WHERE k.conrelid OPERATOR(pg_catalog.=) rels[i] AND k.contype OPERATOR(pg_catalog.=) 'p'
+         GROUP BY k.conname;
+        IF names[i] OPERATOR(pg_catalog.=) 'bookings'
+           AND (pkey_cols IS NULL OR pkey_cols NOT IN (ARRAY['id'], ARRAY['id', 'resource_id'])) THEN
+            problems := problems || pg_catalog.format(
+                'bookings'' primary key is %s, neither (id) nor (resource_id, id); fix: ALTER TABLE %s DROP CONSTRAINT ..., ADD PRIMARY KEY (resource_id, id)',
+                COALESCE('(' || pg_catalog.array_to_string(pkey_cols, ', ') || ')', 'missing'), qname);
+        ELSIF names[i] OPERATOR(pg_catalog.=) 'idempotency'
+           AND (pkey_cols IS NULL OR pkey_cols OPERATOR(pg_catalog.<>) ARRAY['actor_id', 'request_key']) THEN
+            problems := problems || pg_catalog.format(
+                'idempotency''s primary key is %s, not (actor_id, request_key); fix: ALTER TABLE %s DROP CONSTRAINT ..., ADD PRIMARY KEY (actor_id, request_key)',
+                COALESCE('(' || pg_catalog.array_to_string(pkey_cols, ', ') || ')', 'missing'), qname);
+        END IF;
+        -- every other unique or exclusion index holds the distribution column
+        FOR r IN
+            SELECT x.indexrelid::pg_catalog.regclass::pg_catalog.text AS index_name
+              FROM pg_catalog.pg_index AS x
+             WHERE x.indrelid OPERATOR(pg_catalog.=) rels[i]
+               AND (x.indisunique OR x.indisexclusion)
+               AND NOT (names[i] OPERATOR(pg_catalog.=) 'bookings' AND x.indisprimary)
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_attribute AS a
+                                WHERE a.attrelid OPERATOR(pg_catalog.=) rels[i]
+                                  AND a.attname OPERATOR(pg_catalog.=) columns[i]
+                                  AND a.attnum OPERATOR(pg_catalog.=) ANY (x.indkey::pg_catalog.int2[]))
+             ORDER BY 1
+        LOOP
+            problems := problems || pg_catalog.format(
+                '%s: the unique index %s does not hold %s, the column it is distributed by; fix: drop it, or add %s to it',
+                names[i], r.index_name, columns[i], columns[i]);
+        END LOOP;
+    END LOOP;
+
+    -- foreign keys: those between the five are dropped and added again
+    -- after; one from another table onto a table to be distributed, or
+    -- from a table to be laid out onto a table Citus does not have, is
+    -- refused (Citus keeps neither)
+    FOR r IN
+        SELECT k.conname::pg_catalog.text AS conname, k.conrelid, k.confrelid,
+               k.conrelid::pg_catalog.regclass::pg_catalog.text AS from_table,
+               k.confrelid::pg_catalog.regclass::pg_catalog.text AS to_table,
+               pg_catalog.pg_get_constraintdef(k.oid) AS definition
+          FROM pg_catalog.pg_constraint AS k
+         WHERE k.contype OPERATOR(pg_catalog.=) 'f'
+           AND (k.conrelid OPERATOR(pg_catalog.=) ANY (rels) OR k.confrelid OPERATOR(pg_catalog.=) ANY (rels))
+         ORDER BY k.conrelid, k.conname
+    LOOP
+        IF r.conrelid OPERATOR(pg_catalog.=) ANY (rels[1:2]) AND r.confrelid OPERATOR(pg_catalog.=) ANY (rels[1:2]) THEN
+            CONTINUE;                        -- between reference tables: Citus keeps it
+        ELSIF r.conrelid OPERATOR(pg_catalog.=) ANY (rels[3:5]) AND r.confrelid OPERATOR(pg_catalog.=) ANY (rels[1:2]) THEN
+            -- onto actors or resources (bookings', idempotency's): dropped
+            -- and added again where either side is to be laid out
+            IF todo[pg_catalog.array_position(rels, r.conrelid)] OR todo[pg_catalog.array_position(rels, r.confrelid)] THEN
+                fkey_tables := fkey_tables || r.from_table;
+                fkey_names := fkey_names || r.conname;
+                fkey_defs := fkey_defs || r.definition;
+            END IF;
+        ELSIF r.confrelid OPERATOR(pg_catalog.=) ANY (rels[3:5])
+              AND todo[pg_catalog.array_position(rels, r.confrelid)] THEN
+            problems := problems || pg_catalog.format(
+                'the foreign key %s of %s references %s, which is to be distributed: Citus cannot keep it; fix: ALTER TABLE %s DROP CONSTRAINT %I',
+                r.conname, r.from_table, r.to_table, r.from_table, r.conname);
+        ELSIF r.conrelid OPERATOR(pg_catalog.=) ANY (rels) AND todo[pg_catalog.array_position(rels, r.conrelid)]
+              AND NOT EXISTS (SELECT FROM pg_catalog.pg_dist_partition AS p
+                               WHERE p.logicalrelid OPERATOR(pg_catalog.=) r.confrelid
+                                 AND p.partmethod OPERATOR(pg_catalog.=) 'n' AND p.repmodel OPERATOR(pg_catalog.=) 't') THEN
+            problems := problems || pg_catalog.format(
+                'the foreign key %s of %s references %s, which is not a reference table: Citus cannot keep it; fix: ALTER TABLE %s DROP CONSTRAINT %I',
+                r.conname, r.from_table, r.to_table, r.from_table, r.conname);
+        ELSIF r.confrelid OPERATOR(pg_catalog.=) ANY (rels[1:2]) AND todo[pg_catalog.array_position(rels, r.confrelid)]
+              AND NOT EXISTS (SELECT FROM pg_catalog.pg_dist_partition AS p
+                               WHERE p.logicalrelid OPERATOR(pg_catalog.=) r.conrelid) THEN
+            problems := problems || pg_catalog.format(
+                'the foreign key %s of %s references %s, which is to be a reference table: Citus would add %s to its metadata; fix: distribute %s first, or ALTER TABLE %s DROP CONSTRAINT %I',
+                r.conname, r.from_table, r.to_table, r.from_table, r.from_table, r.from_table, r.conname);
+        END IF;
+    END LOOP;
+
+    IF pg_catalog.cardinality(problems) OPERATOR(pg_catalog.>) 0 THEN
+        RAISE EXCEPTION 'okno''s tables in schema % cannot be distributed as they are', pg_catalog.quote_ident(schema_name)
+            USING ERRCODE = '55000',
+                  DETAIL = pg_catalog.array_to_string(problems, E'\n'),
+                  HINT = 'Change the tables as listed, as their owner, then call okno_distribute_tables() again: it changed nothing.';
+    END IF;
+
+    IF any_todo THEN
+        -- Citus adds a foreign key onto a reference table only where the
+        -- transaction made no parallel connections to the shards: all of it
+        -- over one connection per node (sequential mode), the caller's
+        -- setting back at the end
+        mode := pg_catalog.current_setting('citus.multi_shard_modify_mode');
+        PERFORM pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true);
+        -- the foreign keys go first and come back last: with them, making
+        -- actors and resources reference tables would add bookings and
+        -- idempotency to Citus's metadata as local tables, which Citus then
+        -- cannot distribute (an identity column)
+        FOR i IN 1 .. pg_catalog.cardinality(fkey_names) LOOP
+            EXECUTE pg_catalog.format('ALTER TABLE %s DROP CONSTRAINT %I', fkey_tables[i], fkey_names[i]);
+        END LOOP;
+        -- a distributed table's unique constraints hold its distribution
+        -- column: bookings' primary key (id) becomes (resource_id, id),
+        -- under its own name
+        IF todo[3] THEN
+            SELECT k.conname INTO pkey_name
+              FROM pg_catalog.pg_constraint AS k
+             WHERE k.conrelid OPERATOR(pg_catalog.=) rels[3] AND k.contype OPERATOR(pg_catalog.=) 'p'
+               AND k.conkey OPERATOR(pg_catalog.=) ARRAY[(SELECT a.attnum FROM pg_catalog.pg_attribute AS a
+                                                           WHERE a.attrelid OPERATOR(pg_catalog.=) rels[3]
+                                                             AND a.attname OPERATOR(pg_catalog.=) 'id')];
+            IF pkey_name IS NOT NULL THEN
+                EXECUTE pg_catalog.format('ALTER TABLE %I.bookings DROP CONSTRAINT %I, ADD CONSTRAINT %I PRIMARY KEY (resource_id, id)',
+                                          schema_name, pkey_name, pkey_name);
+            END IF;
+        END IF;
+        IF todo[1] THEN
+            PERFORM pg_catalog.create_reference_table(rels[1]::pg_catalog.regclass);
+        END IF;
+        IF todo[2] THEN
+            PERFORM pg_catalog.create_reference_table(rels[2]::pg_catalog.regclass);
+        END IF;
+        IF todo[3] THEN
+            PERFORM pg_catalog.create_distributed_table(rels[3]::pg_catalog.regclass, columns[3]);
+        END IF;
+        -- idempotency in a colocation group of its own: its shards hold
+        -- actors' keys, bookings' hold resources' bookings; no statement
+        -- joins the two on their distribution columns, so Citus need not
+        -- keep equal hash ranges on one node (and can move each alone)
+        IF todo[4] THEN
+            PERFORM pg_catalog.create_distributed_table(rels[4]::pg_catalog.regclass, columns[4],
+                                                        colocate_with => 'none');
+        END IF;
+        -- >>> the outbox: distributed by columns[5] (its primary key, id),
+        -- with Citus's default colocation
+        IF todo[5] THEN
+            PERFORM pg_catalog.create_distributed_table(rels[5]::pg_catalog.regclass, columns[5]);
+        END IF;
+        -- <<<
+        -- one constraint per ALTER TABLE: Citus adds a foreign key only alone
+        FOR i IN 1 .. pg_catalog.cardinality(fkey_names) LOOP
+            EXECUTE pg_catalog.format('ALTER TABLE %s ADD CONSTRAINT %I %s', fkey_tables[i], fkey_names[i], fkey_defs[i]);
+        END LOOP;
+        PERFORM pg_catalog.set_config('citus.multi_shard_modify_mode', mode, true);
+    END IF;
+
+    FOR i IN 1 .. 5 LOOP
+        table_name := names[i];
+        layout := wants[i];
+        action := CASE WHEN todo[i] THEN 'distributed' ELSE 'already' END;
+        RETURN NEXT;
+    END LOOP;
+END
+$okno$;
+
+COMMENT ON FUNCTION @extschema@.okno_distribute_tables() IS
+'lay the application''s tables out on a Citus cluster, on the coordinator: actors and resources reference tables, bookings distributed by resource_id, idempotency by actor_id, outbox by id';
+
 CREATE FUNCTION @extschema@.okno_purge(keys_older_than interval, delivered_older_than interval)
 RETURNS TABLE (keys_deleted bigint, events_deleted bigint)
 AS 'MODULE_PATHNAME', 'okno_purge_0_7'

@@ -14,7 +14,7 @@ CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 DO $$ BEGIN PERFORM okno_tap.okno_create_tables(); END $$;
 
-SELECT plan(414);
+SELECT plan(419);
 
 -- tables
 SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded',
@@ -166,7 +166,7 @@ SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 
     'okno_requeue_parked', 'okno_discard', 'okno_subscribe', 'okno_unsubscribe',
     'okno_outbox_counts', 'okno_subscriber_counts', 'okno_create_tables', 'okno_prepare_tables',
     'okno_canonical_json', 'okno_idempotent', 'okno_idempotent_result', 'okno_key_claim', 'okno_key_store',
-    'okno_emit']);
+    'okno_emit', 'okno_distribute_tables']);
 CREATE TEMP TABLE fn (name name, args name[], result text, signature text, vol text, par text);
 INSERT INTO fn VALUES
   ('okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb', 'actor integer, key text, payload jsonb', 'volatile', 'u'),
@@ -216,6 +216,11 @@ SELECT volatility_is('okno_tap', name, args, vol, name || ' is ' || vol) FROM fn
 SELECT isnt_strict('okno_tap', name, args, name || ' is not strict: NULL arguments are errors') FROM fn ORDER BY name;
 SELECT isnt_definer('okno_tap', name, args, name || ' is SECURITY INVOKER') FROM fn ORDER BY name;
 SELECT function_lang_is('okno_tap', name, args, 'c', name || ' is written in C') FROM fn ORDER BY name;
+-- okno_distribute_tables is PL/pgSQL (Citus's functions, called by name), SECURITY INVOKER
+SELECT has_function('okno_tap', 'okno_distribute_tables', ARRAY[]::name[], 'okno_distribute_tables() exists');
+SELECT function_returns('okno_tap', 'okno_distribute_tables', ARRAY[]::name[], 'setof record', 'okno_distribute_tables returns a set');
+SELECT volatility_is('okno_tap', 'okno_distribute_tables', ARRAY[]::name[], 'volatile', 'okno_distribute_tables is volatile');
+SELECT isnt_definer('okno_tap', 'okno_distribute_tables', ARRAY[]::name[], 'okno_distribute_tables is SECURITY INVOKER');
 -- okno_wait is a procedure (CALL), in C, SECURITY INVOKER
 SELECT has_function('okno_tap', 'okno_wait', ARRAY['integer', 'boolean'], 'okno_wait(integer, boolean) exists');
 SELECT is((SELECT p.prokind::text FROM pg_proc p WHERE p.oid = 'okno_tap.okno_wait(integer, boolean)'::regprocedure),
@@ -313,9 +318,9 @@ SELECT has_extension('okno');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'okno'), false, 'okno is not relocatable');
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'okno'), (SELECT default_version FROM pg_available_extensions WHERE name = 'okno'), 'okno is at its default version');
 SELECT is((SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'okno'), 'okno_tap', 'installed into the schema given');
-SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.7.1'), true, 'okno is trusted');
-SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.7.1'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
-SELECT is((SELECT array_agg(version ORDER BY version) FROM pg_available_extension_versions WHERE name = 'okno'), ARRAY['0.7.1']::text[], 'only the current version, 0.7.1, can be installed (no older full script is installed)');
+SELECT is((SELECT trusted FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.8.0'), true, 'okno is trusted');
+SELECT is((SELECT requires FROM pg_available_extension_versions WHERE name = 'okno' AND version = '0.8.0'), ARRAY['btree_gist']::name[], 'okno requires btree_gist');
+SELECT is((SELECT array_agg(version ORDER BY version) FROM pg_available_extension_versions WHERE name = 'okno'), ARRAY['0.8.0']::text[], 'only the current version, 0.8.0, can be installed (no older full script is installed)');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.2.0' AND path = '0.1.0--0.2.0'), 'an update path leads from 0.1.0 to 0.2.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.2.0' AND target = '0.3.0' AND path = '0.2.0--0.3.0'), 'an update path leads from 0.2.0 to 0.3.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.3.0' AND target = '0.4.0' AND path = '0.3.0--0.4.0'), 'an update path leads from 0.3.0 to 0.4.0');
@@ -324,7 +329,8 @@ SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.5.0' AND target = '0.6.0' AND path = '0.5.0--0.6.0'), 'an update path leads from 0.5.0 to 0.6.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.6.0' AND target = '0.7.0' AND path = '0.6.0--0.7.0'), 'an update path leads from 0.6.0 to 0.7.0');
 SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.7.0' AND target = '0.7.1' AND path = '0.7.0--0.7.1'), 'an update path leads from 0.7.0 to 0.7.1');
-SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.7.1' AND path = '0.1.0--0.2.0--0.3.0--0.4.0--0.4.1--0.5.0--0.6.0--0.7.0--0.7.1'), 'an update path leads from 0.1.0 to 0.7.1');
+SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.7.1' AND target = '0.8.0' AND path = '0.7.1--0.8.0'), 'an update path leads from 0.7.1 to 0.8.0');
+SELECT ok(EXISTS (SELECT FROM pg_extension_update_paths('okno') WHERE source = '0.1.0' AND target = '0.8.0' AND path = '0.1.0--0.2.0--0.3.0--0.4.0--0.4.1--0.5.0--0.6.0--0.7.0--0.7.1--0.8.0'), 'an update path leads from 0.1.0 to 0.8.0');
 -- the drain hint: a sequence okno owns, not dumped (a restored database
 -- starts without a hint), readable only by its owner
 SELECT has_sequence('okno_tap', 'okno_drain_hint', 'the drain hint is a sequence');

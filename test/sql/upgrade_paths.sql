@@ -31,3 +31,6 @@ SELECT current_user AS superuser_name, current_database() AS test_db \gset
 \set v 0.7.0
 \set n v070
 \i :abs_srcdir/upgrade/from_version.psql
+\set v 0.7.1
+\set n v071
+\i :abs_srcdir/upgrade/from_version.psql

@@ -1,9 +1,8 @@
 -- okno's tables laid out on a Citus cluster the way issue 39 documents,
--- with plain Citus calls, on the coordinator of tools/citus (a coordinator
--- and two workers, okno installed by CREATE EXTENSION on the coordinator).
--- Nothing here calls okno on the distributed tables yet: what each call
--- does on this layout is being worked out (okno's binding refuses it:
--- bookings has no primary key on (id) alone).
+-- by okno_distribute_tables(), on the coordinator of tools/citus (a
+-- coordinator and two workers, okno installed by CREATE EXTENSION on the
+-- coordinator): its refusals first, each in a transaction rolled back,
+-- then the layout, then a second call that finds it done.
 SET client_min_messages = warning;
 
 -- Citus on every node: two active workers, each with the metadata
@@ -26,32 +25,46 @@ SELECT success, result
 -- the application's tables, as okno makes them (local to the coordinator)
 SELECT * FROM okno_create_tables();
 
--- bookings by resource_id: Citus wants the distribution column in every
--- unique and exclusion constraint, so the primary key becomes
--- (resource_id, id); bookings_no_overlap has resource_id WITH = already.
--- The foreign keys go first and come back after: with them, making
--- actors and resources reference tables would add bookings and idempotency
--- to Citus's metadata as local tables, and Citus cannot convert a table
--- with an identity column from there ("cannot complete operation on a
--- table with identity column").  Citus adds a constraint only alone in
--- its ALTER TABLE.
-ALTER TABLE bookings DROP CONSTRAINT bookings_actor_id_fkey;
-ALTER TABLE bookings DROP CONSTRAINT bookings_resource_id_fkey;
+-- Refused before anything changes: okno_distribute_tables() checks every
+-- table first.  Each case is made in a transaction that is rolled back.
+\set VERBOSITY default
+\set SHOW_CONTEXT never
+-- a table laid out otherwise: idempotency distributed by request_key
+BEGIN;
 ALTER TABLE idempotency DROP CONSTRAINT idempotency_actor_id_fkey;
-ALTER TABLE bookings DROP CONSTRAINT bookings_pkey;
-ALTER TABLE bookings ADD CONSTRAINT bookings_pkey PRIMARY KEY (resource_id, id);
+SELECT create_distributed_table('idempotency', 'request_key');
+SELECT * FROM okno_distribute_tables();
+ROLLBACK;
+-- tables that cannot be distributed as they are, every problem at once:
+-- bookings' primary key neither (id) nor (resource_id, id), a unique index
+-- on outbox without id, a foreign key from another table onto bookings
+BEGIN;
+ALTER TABLE bookings DROP CONSTRAINT bookings_pkey, ADD CONSTRAINT bookings_pkey PRIMARY KEY (id, starts_at);
+CREATE UNIQUE INDEX outbox_kind_once ON outbox (kind, created_at);
+CREATE TABLE booking_notes (booking_id bigint, booking_starts timestamptz, note text,
+    FOREIGN KEY (booking_id, booking_starts) REFERENCES bookings (id, starts_at));
+SELECT * FROM okno_distribute_tables();
+ROLLBACK;
+-- a missing table
+BEGIN;
+ALTER TABLE outbox RENAME TO outbox_elsewhere;
+SELECT * FROM okno_distribute_tables();
+ROLLBACK;
+-- nothing changed: no table in Citus's metadata, bookings' key (id)
+SELECT count(*) AS tables_in_citus FROM pg_dist_partition;
+SELECT conname, pg_get_constraintdef(oid) AS definition
+  FROM pg_constraint WHERE conrelid = 'bookings'::regclass AND contype IN ('p', 'f')
+ ORDER BY conname;
 
-SELECT create_reference_table('actors');
-SELECT create_reference_table('resources');
-SELECT create_distributed_table('bookings', 'resource_id');
-SELECT create_distributed_table('idempotency', 'actor_id');
--- outbox by its primary key (id uuid): no other column is in a unique
--- constraint
-SELECT create_distributed_table('outbox', 'id');
-
-ALTER TABLE bookings ADD CONSTRAINT bookings_actor_id_fkey FOREIGN KEY (actor_id) REFERENCES actors (id);
-ALTER TABLE bookings ADD CONSTRAINT bookings_resource_id_fkey FOREIGN KEY (resource_id) REFERENCES resources (id);
-ALTER TABLE idempotency ADD CONSTRAINT idempotency_actor_id_fkey FOREIGN KEY (actor_id) REFERENCES actors (id);
+-- The layout README documents, by okno_distribute_tables() (the same
+-- steps as the plain Citus calls README gives as the alternative): the
+-- foreign keys onto actors and resources dropped, bookings' primary key
+-- made (resource_id, id) under its name, actors and resources reference
+-- tables, bookings distributed by resource_id, idempotency by actor_id,
+-- outbox by id, the foreign keys added again.
+SELECT * FROM okno_distribute_tables();
+-- a second call: everything is laid out already, nothing changes
+SELECT * FROM okno_distribute_tables();
 
 -- the layout as Citus's metadata has it, on the coordinator and a worker
 SELECT table_name, citus_table_type, distribution_column

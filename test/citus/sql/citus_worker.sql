@@ -18,6 +18,10 @@ SELECT table_name, citus_table_type, distribution_column
   FROM citus_tables
  ORDER BY table_name::text;
 
+-- okno_distribute_tables() runs on the coordinator only
+\set SHOW_CONTEXT never
+SELECT * FROM okno_distribute_tables();
+
 -- okno's own tables are this node's own
 SELECT relname
   FROM pg_class

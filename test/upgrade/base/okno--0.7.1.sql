@@ -1,0 +1,586 @@
+/* okno--0.7.1.sql: okno's functions and its own tables */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION okno CASCADE" to load this file. \quit
+
+-- Every name below is qualified with @extschema@ or pg_catalog, so nothing
+-- resolves through the installing user's search_path (okno is trusted).
+
+-- okno owns only its own objects.  The five tables it serves (actors,
+-- resources, bookings, idempotency, outbox) are the application's: this
+-- script neither creates, reads, alters nor requires them, since it runs
+-- as the bootstrap superuser and pg_restore runs it before it creates the
+-- application's tables.  okno binds to them by name in this schema at its
+-- first use in a session (their owner creates them with
+-- SELECT okno_create_tables(), or prepares a course database's with
+-- SELECT okno_prepare_tables()), and nothing of okno's refers to them: no
+-- view, no function's type, no foreign key of okno's tables.
+
+-- The functions come in the groups of docs/REFERENCE.md, in its order
+-- (bookings, keys, events, delivery, subscribers, dead letters,
+-- maintenance, errors), each function's overloads together; then okno's
+-- own tables and sequence, the views, and last the privileges and what
+-- pg_dump dumps.  A table whose row type a function returns comes before
+-- that function (okno_delivery, in Delivery).
+
+-- Bookings
+
+CREATE FUNCTION @extschema@.okno_create_booking(actor integer, key text, payload jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'okno_create_booking'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_create_booking(integer, text, jsonb) IS
+'book a resource idempotently under (actor, key) and queue a booking_created event, in the caller''s transaction';
+
+-- okno_create_booking, telling a replay from a creation
+CREATE FUNCTION @extschema@.okno_create_booking_result(actor integer, key text, payload jsonb,
+                                                      OUT card jsonb, OUT replayed boolean)
+RETURNS record
+AS 'MODULE_PATHNAME', 'okno_create_booking_result'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_create_booking_result(integer, text, jsonb) IS
+'okno_create_booking, also saying whether the card is a replay of a stored response';
+
+CREATE FUNCTION @extschema@.okno_get_booking(actor integer, booking_id bigint)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'okno_get_booking'
+LANGUAGE C STABLE CALLED ON NULL INPUT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION @extschema@.okno_get_booking(integer, bigint) IS
+'the current card of one of the actor''s bookings';
+
+CREATE FUNCTION @extschema@.okno_cancel_booking(actor integer, booking_id bigint)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'okno_cancel_booking'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_cancel_booking(integer, bigint) IS
+'cancel one of the actor''s bookings and queue a booking_cancelled event; a cancelled booking is returned as is';
+
+-- A booking payload's canonical text and its SHA-256: okno's form
+-- (fingerprint version 1), and with fingerprint_version the course's form
+-- too (version 0), for keys its service stored
+CREATE FUNCTION @extschema@.okno_canonical(payload jsonb)
+RETURNS text
+AS 'MODULE_PATHNAME', 'okno_canonical'
+LANGUAGE C IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_canonical(jsonb) IS
+'the canonical text (fingerprint version 1) of a booking payload';
+
+CREATE FUNCTION @extschema@.okno_canonical(payload jsonb, fingerprint_version smallint)
+RETURNS text
+AS 'MODULE_PATHNAME', 'okno_canonical_version'
+LANGUAGE C IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_canonical(jsonb, smallint) IS
+'the canonical text of a booking payload in the given fingerprint version (1 okno''s, 0 the course''s)';
+
+CREATE FUNCTION @extschema@.okno_fingerprint(payload jsonb)
+RETURNS text
+AS 'MODULE_PATHNAME', 'okno_fingerprint'
+LANGUAGE C IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_fingerprint(jsonb) IS
+'lowercase hex SHA-256 of okno_canonical(payload)';
+
+CREATE FUNCTION @extschema@.okno_fingerprint(payload jsonb, fingerprint_version smallint)
+RETURNS text
+AS 'MODULE_PATHNAME', 'okno_fingerprint_version'
+LANGUAGE C IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_fingerprint(jsonb, smallint) IS
+'lowercase hex SHA-256 of okno_canonical(payload, fingerprint_version)';
+
+-- Keys: idempotency keys of any operation.  okno_idempotent runs a
+-- handler of the caller's for a new request and stores its response with
+-- the key, in the caller's transaction; okno_key_claim and okno_key_store
+-- do the same around the caller's own statements.  A request's fingerprint
+-- is the SHA-256 of its RFC 8785 form (okno_canonical_json).
+
+CREATE FUNCTION @extschema@.okno_idempotent(operation text, scope text, key text,
+                                            request jsonb, handler regprocedure)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'okno_idempotent'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_idempotent(text, text, text, jsonb, regprocedure) IS
+'run handler(request) once per (operation, scope, key) and store its response, in the caller''s transaction; a retry replays the stored response';
+
+CREATE FUNCTION @extschema@.okno_idempotent_result(operation text, scope text, key text,
+                                                   request jsonb, handler regprocedure,
+                                                   OUT response jsonb, OUT replayed boolean)
+RETURNS record
+AS 'MODULE_PATHNAME', 'okno_idempotent_result'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_idempotent_result(text, text, text, jsonb, regprocedure) IS
+'okno_idempotent, also saying whether the response is a replay of a stored one';
+
+CREATE FUNCTION @extschema@.okno_key_claim(operation text, scope text, key text, request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'okno_key_claim'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_key_claim(text, text, text, jsonb) IS
+'the stored response of (operation, scope, key) to replay, or NULL: the key is claimed, and okno_key_store must store the response before the commit';
+
+CREATE FUNCTION @extschema@.okno_key_store(operation text, scope text, key text, response jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'okno_key_store'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_key_store(text, text, text, jsonb) IS
+'store the response of a key this transaction claimed with okno_key_claim; returns it';
+
+CREATE FUNCTION @extschema@.okno_canonical_json(value jsonb)
+RETURNS text
+AS 'MODULE_PATHNAME', 'okno_canonical_json'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_canonical_json(jsonb) IS
+'the RFC 8785 (JSON Canonicalization Scheme) form of a JSON value';
+
+-- Events from any function.  okno_emit writes an outbox event in the
+-- caller's transaction; events of one order key are delivered in order (a
+-- booking's events have its id as their key), NULL is none.
+-- outbox.order_key is the application's column, added by
+-- okno_prepare_tables().
+
+CREATE FUNCTION @extschema@.okno_emit(kind text, payload jsonb, order_key text DEFAULT NULL)
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'okno_emit'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_emit(text, jsonb, text) IS
+'write an outbox event in the caller''s transaction; events with the same order_key are delivered in order; returns its id';
+
+-- Delivery.  The default subscriber keeps its delivery state in the
+-- application's outbox itself; every other subscriber has its own:
+-- okno_drain with a subscriber copies the events committed since its last
+-- look (judged by the transaction that wrote them, outbox.created_xid,
+-- against the snapshot it took then, as PgQ's consumers read their
+-- batches), hands out at once those that nothing holds back, and keeps a
+-- row of okno_delivery for each of the others (and for those that fail
+-- later), from which it hands them out.
+
+-- okno_delivery is here, not with okno's other tables below:
+-- okno_record_failure(event_id, error, subscriber) returns its row type.
+CREATE TABLE @extschema@.okno_delivery (
+    subscriber text NOT NULL,
+    event_id uuid NOT NULL,
+    order_key text,             -- the event's order key
+    first boolean NOT NULL,     -- a booking_created event (first of its booking)
+    delivered_at timestamptz,
+    attempts integer NOT NULL DEFAULT 0,
+    last_error text,
+    available_at timestamptz,
+    parked_at timestamptz,
+    CONSTRAINT okno_delivery_pkey PRIMARY KEY (subscriber, event_id),
+    CONSTRAINT okno_delivery_attempts_check CHECK (attempts OPERATOR(pg_catalog.>=) 0)
+);
+-- the same partial indexes as outbox's, per subscriber: delivered rows
+-- leave them
+CREATE INDEX okno_delivery_pending ON @extschema@.okno_delivery (subscriber, event_id) INCLUDE (available_at)
+    WHERE delivered_at IS NULL AND parked_at IS NULL;
+CREATE INDEX okno_delivery_parked ON @extschema@.okno_delivery (subscriber, event_id)
+    WHERE parked_at IS NOT NULL AND delivered_at IS NULL;
+CREATE INDEX okno_delivery_order ON @extschema@.okno_delivery (subscriber, order_key, event_id)
+    WHERE delivered_at IS NULL;
+COMMENT ON TABLE @extschema@.okno_delivery IS
+'each subscriber''s delivery state of the copied events it was not handed at once: pending, held back, retried, parked, or delivered since';
+
+CREATE FUNCTION @extschema@.okno_drain_once()
+RETURNS TABLE (event_id uuid, kind text, payload jsonb)
+AS 'MODULE_PATHNAME', 'okno_drain_once_0_2'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.okno_drain_once() IS
+'hand one due outbox event to the caller and mark it delivered, in the caller''s transaction';
+
+CREATE FUNCTION @extschema@.okno_drain_once(subscriber text)
+RETURNS TABLE (event_id uuid, kind text, payload jsonb)
+AS 'MODULE_PATHNAME', 'okno_drain_once_0_2'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.okno_drain_once(text) IS
+'hand one event due for a subscriber to the caller and mark it delivered for it, in the caller''s transaction';
+
+CREATE FUNCTION @extschema@.okno_drain(max_events integer DEFAULT 100)
+RETURNS TABLE (event_id uuid, kind text, payload jsonb, attempts integer)
+AS 'MODULE_PATHNAME', 'okno_drain'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE ROWS 100;
+
+COMMENT ON FUNCTION @extschema@.okno_drain(integer) IS
+'hand up to max_events due outbox events to the caller, in id order, and mark them delivered, in the caller''s transaction';
+
+CREATE FUNCTION @extschema@.okno_drain(max_events integer, subscriber text)
+RETURNS TABLE (event_id uuid, kind text, payload jsonb, attempts integer)
+AS 'MODULE_PATHNAME', 'okno_drain'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE ROWS 100;
+
+COMMENT ON FUNCTION @extschema@.okno_drain(integer, text) IS
+'hand up to max_events events due for a subscriber to the caller, in id order, and mark them delivered for it, in the caller''s transaction';
+
+-- The event's row as OUT parameters: the columns okno keeps, not the row
+-- type of the application's outbox, to which nothing of okno's refers
+CREATE FUNCTION @extschema@.okno_record_failure(event_id uuid, error text,
+    OUT id uuid, OUT kind text, OUT payload jsonb, OUT created_at timestamptz,
+    OUT delivered_at timestamptz, OUT attempts integer, OUT last_error text,
+    OUT available_at timestamptz, OUT parked_at timestamptz, OUT created_xid xid8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'okno_record_failure_0_6'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_record_failure(uuid, text) IS
+'record a failed delivery: pending again after a backoff, or parked after okno.max_attempts; returns the event''s row';
+
+CREATE FUNCTION @extschema@.okno_record_failure(event_id uuid, error text, subscriber text)
+RETURNS @extschema@.okno_delivery
+AS 'MODULE_PATHNAME', 'okno_record_failure'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_record_failure(uuid, text, text) IS
+'record a failed delivery to a subscriber: pending again after a backoff, or parked; returns its delivery state';
+
+CREATE FUNCTION @extschema@.okno_release(event_id uuid)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_release'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_release(uuid) IS
+'hand a drained event back undelivered, without counting an attempt; false if unknown or not delivered';
+
+CREATE FUNCTION @extschema@.okno_release(event_id uuid, subscriber text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_release'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_release(uuid, text) IS
+'hand an event drained for a subscriber back undelivered, without counting an attempt; false if not delivered to it';
+
+CREATE FUNCTION @extschema@.okno_requeue(event_id uuid)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_requeue'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_requeue(uuid) IS
+'unpark an event: attempts reset, available now; false if unknown or delivered';
+
+CREATE FUNCTION @extschema@.okno_requeue(event_id uuid, subscriber text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_requeue'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_requeue(uuid, text) IS
+'unpark an event for a subscriber: attempts reset, available now; false if it has no undelivered copy';
+
+-- A relay waits inside the server for the next event (a procedure: it
+-- ends the check's transaction, so no snapshot stays while it waits)
+CREATE PROCEDURE @extschema@.okno_wait(timeout_ms integer, INOUT woken boolean DEFAULT NULL)
+AS 'MODULE_PATHNAME', 'okno_wait'
+LANGUAGE C;
+
+COMMENT ON PROCEDURE @extschema@.okno_wait(integer, boolean) IS
+'wait up to timeout_ms for an outbox event to be due; woken is true when one may be, false at the timeout';
+
+CREATE PROCEDURE @extschema@.okno_wait(timeout_ms integer, INOUT woken boolean, subscriber text)
+AS 'MODULE_PATHNAME', 'okno_wait'
+LANGUAGE C;
+
+COMMENT ON PROCEDURE @extschema@.okno_wait(integer, boolean, text) IS
+'wait up to timeout_ms for an event to be due for a subscriber: CALL okno_wait(ms, NULL, subscriber); woken is true when one may be, false at the timeout';
+
+-- Subscribers (their tables: okno_subscriber below, okno_delivery above)
+
+CREATE FUNCTION @extschema@.okno_subscribe(subscriber text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_subscribe'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_subscribe(text) IS
+'add a subscriber: it receives every event committed after this; false if it exists already';
+
+CREATE FUNCTION @extschema@.okno_unsubscribe(subscriber text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_unsubscribe'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_unsubscribe(text) IS
+'remove a subscriber and its delivery state; false if there is no such subscriber';
+
+-- Dead letters.  A parked event is requeued, or given up on purpose:
+-- okno_discard keeps a record of what was discarded, by whom and when
+-- (okno_verify checks it), and the event counts as done.
+
+CREATE FUNCTION @extschema@.okno_requeue_parked(subscriber text DEFAULT NULL, kind text DEFAULT NULL,
+                                               error_like text DEFAULT NULL,
+                                               parked_before timestamptz DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'okno_requeue_parked'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_requeue_parked(text, text, text, timestamptz) IS
+'requeue the parked events that match every filter given (NULL: any), in id order; returns how many';
+
+CREATE FUNCTION @extschema@.okno_discard(event_id uuid, subscriber text DEFAULT 'default')
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'okno_discard'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_discard(uuid, text) IS
+'give a parked event up: recorded in okno_discarded, never handed out again; false if it is not parked';
+
+-- Maintenance.  okno_create_tables() creates those of the application's
+-- five tables that are missing, as the course defines them with what okno
+-- needs besides, owned by the caller, and prepares the others;
+-- okno_prepare_tables() adds to existing tables (a course database's) what
+-- okno needs and they lack, as their owner (columns with constant
+-- defaults, no table rewritten; okno's partial indexes on outbox).  Both
+-- are SECURITY INVOKER: they run with the caller's rights, never the
+-- extension's, and return one line per change made.
+
+CREATE FUNCTION @extschema@.okno_create_tables()
+RETURNS SETOF text
+AS 'MODULE_PATHNAME', 'okno_create_tables'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_create_tables() IS
+'create the application''s tables okno serves that are missing, owned by the caller, and prepare the others';
+
+CREATE FUNCTION @extschema@.okno_prepare_tables()
+RETURNS SETOF text
+AS 'MODULE_PATHNAME', 'okno_prepare_tables'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_prepare_tables() IS
+'add to the application''s tables what okno needs and they lack (columns, okno''s indexes on outbox), as their owner';
+
+CREATE FUNCTION @extschema@.okno_purge(keys_older_than interval, delivered_older_than interval)
+RETURNS TABLE (keys_deleted bigint, events_deleted bigint)
+AS 'MODULE_PATHNAME', 'okno_purge_0_7'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE ROWS 1;
+
+COMMENT ON FUNCTION @extschema@.okno_purge(interval, interval) IS
+'delete idempotency keys (leaving tombstones) and delivered events older than the given ages, in batches; never events a subscriber still needs';
+
+-- okno's invariants, in C: it reads the application's tables as okno's
+-- calls do
+CREATE FUNCTION @extschema@.okno_verify()
+RETURNS TABLE (problem text, detail text)
+AS 'MODULE_PATHNAME', 'okno_verify_0_7'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION @extschema@.okno_verify() IS
+'okno''s invariants: one row per problem found, none when the data is consistent';
+
+-- The rows of the views okno_outbox_status and okno_subscribers (below),
+-- in C: they read the application's outbox as okno's calls do
+CREATE FUNCTION @extschema@.okno_outbox_counts(OUT pending bigint, OUT due_now bigint,
+    OUT delayed bigint, OUT parked bigint, OUT delivered bigint,
+    OUT oldest_pending_age interval, OUT oldest_due_age interval, OUT held_back bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'okno_outbox_counts'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION @extschema@.okno_outbox_counts() IS
+'the counts of okno_outbox_status';
+
+CREATE FUNCTION @extschema@.okno_subscriber_counts(OUT subscriber text,
+    OUT subscribed_at timestamptz, OUT pending bigint, OUT due_now bigint,
+    OUT delayed bigint, OUT parked bigint, OUT held_back bigint, OUT not_copied bigint,
+    OUT oldest_pending_age interval, OUT copied_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'okno_subscriber_counts'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION @extschema@.okno_subscriber_counts() IS
+'the rows of okno_subscribers';
+
+-- Errors
+
+-- okno's errors as data, for any HTTP layer to map
+CREATE FUNCTION @extschema@.okno_errors()
+RETURNS TABLE (code text, sqlstate text, http_status integer, message text)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+  SELECT e.code, e.sqlstate, e.http_status, e.message
+    FROM (VALUES
+      ('invalid_key'::pg_catalog.text, 'OKB01'::pg_catalog.text, 422, 'invalid idempotency key'::pg_catalog.text),
+      ('invalid_payload', 'OKB02', 422, 'invalid booking payload'),
+      ('resource_missing', 'OKB03', 404, 'resource does not exist'),
+      ('key_reused', 'OKB04', 409, 'idempotency key was already used with a different payload'),
+      ('slot_busy', 'OKB05', 409, 'the time slot is already booked'),
+      ('actor_missing', 'OKB06', 403, 'actor does not exist'),
+      ('booking_missing', 'OKB07', 404, 'booking does not exist'),
+      ('event_missing', 'OKB08', 404, 'outbox event does not exist'),
+      ('subscriber_missing', 'OKB09', 404, 'subscriber does not exist'),
+      ('tables_unfit', 'OKB10', 500, 'okno''s tables cannot serve it'),
+      ('key_expired', 'OKB11', 410, 'idempotency key has expired'),
+      ('request_in_progress', 'OKB12', 409, 'a request with this idempotency key is in progress'),
+      ('concurrent_request', '40001', 503, 'could not serialize access due to a concurrent request; retry the transaction')
+    ) AS e(code, sqlstate, http_status, message)
+   ORDER BY e.sqlstate;
+END;
+
+COMMENT ON FUNCTION @extschema@.okno_errors() IS
+'okno''s errors: code, SQLSTATE, HTTP status and message, for an HTTP layer to map';
+
+-- okno's own tables and sequence (okno_delivery is in Delivery above)
+
+CREATE TABLE @extschema@.okno_key (
+    operation text COLLATE pg_catalog."C" NOT NULL,
+    scope text COLLATE pg_catalog."C" NOT NULL,
+    request_key text COLLATE pg_catalog."C" NOT NULL,
+    fingerprint bytea NOT NULL,         -- SHA-256 of the request's RFC 8785 form
+    response jsonb NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    CONSTRAINT okno_key_pkey PRIMARY KEY (operation, scope, request_key)
+);
+COMMENT ON TABLE @extschema@.okno_key IS
+'idempotency keys of operations (okno_idempotent, okno_key_claim): the request''s fingerprint and the stored response';
+
+-- What okno_purge leaves of an expired key (a booking's or an
+-- operation's): the SHA-256 of its identity and when it expired, kept for
+-- okno.key_tombstone_age.  A retry with the key is answered key_expired.
+CREATE TABLE @extschema@.okno_key_tombstone (
+    key_hash bytea NOT NULL,
+    expired_at timestamptz NOT NULL,
+    CONSTRAINT okno_key_tombstone_pkey PRIMARY KEY (key_hash)
+);
+COMMENT ON TABLE @extschema@.okno_key_tombstone IS
+'expired idempotency keys: the hash of each key''s identity and when okno_purge removed its response';
+
+-- Subscribers besides the default one, and how far each has copied the
+-- outbox (okno_subscribe, okno_unsubscribe; Delivery above)
+CREATE TABLE @extschema@.okno_subscriber (
+    name text NOT NULL,
+    subscribed_at timestamptz NOT NULL,
+    -- no event committed after the subscription began before this (the
+    -- start of the oldest writing transaction then): what a restore into
+    -- another cluster copies again
+    since timestamptz NOT NULL,
+    -- the events that this snapshot sees are copied (or predate the
+    -- subscription); taken in the cluster named by copied_system
+    copied_snapshot pg_catalog.pg_snapshot NOT NULL,
+    copied_system bigint NOT NULL,
+    copied_at timestamptz NOT NULL,
+    CONSTRAINT okno_subscriber_pkey PRIMARY KEY (name),
+    CONSTRAINT okno_subscriber_name_check
+        CHECK (name OPERATOR(pg_catalog.~) '^[a-z][a-z0-9_-]{0,62}$' AND name OPERATOR(pg_catalog.<>) 'default')
+);
+COMMENT ON TABLE @extschema@.okno_subscriber IS
+'subscribers besides the default one (okno_subscribe), and how far each has copied the outbox';
+
+-- Parked events given up on purpose (okno_discard)
+CREATE TABLE @extschema@.okno_discarded (
+    event_id uuid NOT NULL,
+    subscriber text NOT NULL,
+    kind varchar(40) NOT NULL,
+    payload jsonb NOT NULL,
+    attempts integer NOT NULL,
+    last_error text,
+    parked_at timestamptz,
+    discarded_at timestamptz NOT NULL,
+    discarded_by name NOT NULL,
+    CONSTRAINT okno_discarded_pkey PRIMARY KEY (event_id, subscriber, discarded_at)
+);
+COMMENT ON TABLE @extschema@.okno_discarded IS
+'parked events given up on purpose with okno_discard: the event as it was, who discarded it and when';
+
+-- okno_purge records how far back it has purged, so that okno_verify can
+-- tell a key or event purged on purpose from one that is missing.  One row
+-- at most, written by okno_purge.
+CREATE TABLE @extschema@.okno_purge_horizon (
+    singleton boolean NOT NULL DEFAULT true,
+    keys_purged_before timestamptz,
+    events_purged_before timestamptz,
+    -- bookings created before this were written before okno served the
+    -- tables (by the course's service): okno_verify does not ask them for
+    -- a key or an event
+    checked_since timestamptz,
+    CONSTRAINT okno_purge_horizon_pkey PRIMARY KEY (singleton),
+    CONSTRAINT okno_purge_horizon_singleton CHECK (singleton)
+);
+COMMENT ON TABLE @extschema@.okno_purge_horizon IS
+'how far back okno_purge has deleted keys and delivered events, and since when okno_verify checks bookings';
+
+-- Where the first due outbox event was when a drain last scanned the pending
+-- index from its start: a fresh session's first drain starts there instead of
+-- walking the index entries that delivered events leave behind until VACUUM.
+-- Only a hint (never a bound): the high 64 bits of that event's id, sign bit
+-- flipped so that bigint order is uuid order.  okno reads and writes it as
+-- the sequence's owner; it is not dumped (a restored database starts
+-- without a hint).
+CREATE SEQUENCE @extschema@.okno_drain_hint AS bigint
+    MINVALUE -9223372036854775808 START WITH -9223372036854775808 NO CYCLE;
+COMMENT ON SEQUENCE @extschema@.okno_drain_hint IS
+'where okno_drain''s last scan from the start found the first due event (a hint for new sessions)';
+
+-- Views
+
+-- The outbox at a glance.  Everything but "delivered" is counted exactly
+-- from the partial indexes (undelivered events only), so the view costs the
+-- same however many delivered rows the table holds; "delivered" is
+-- estimated from the cumulative statistics' live-row count (a fraction of a
+-- second to a few seconds behind).  pending = due_now + delayed +
+-- held_back: held_back counts the events that wait for an earlier event of
+-- their booking, whatever their own time.  A view over the C function
+-- okno_outbox_counts(), which reads the application's outbox as okno's
+-- calls do.
+CREATE VIEW @extschema@.okno_outbox_status AS
+SELECT c.pending, c.due_now, c.delayed, c.parked, c.delivered,
+       c.oldest_pending_age, c.oldest_due_age, c.held_back
+  FROM @extschema@.okno_outbox_counts() AS c;
+
+COMMENT ON VIEW @extschema@.okno_outbox_status IS
+'outbox counts: pending (due_now + delayed + held_back), parked, delivered (estimated), and the oldest waits';
+
+-- Each subscriber at a glance, the default one first: what okno_outbox_status
+-- counts for the default subscriber, for every subscriber.  not_copied
+-- counts the events committed since its drains last looked (they are also
+-- in pending and due_now).  A view over the C function
+-- okno_subscriber_counts().
+CREATE VIEW @extschema@.okno_subscribers AS
+SELECT c.subscriber, c.subscribed_at, c.pending, c.due_now, c.delayed, c.parked,
+       c.held_back, c.not_copied, c.oldest_pending_age, c.copied_at
+  FROM @extschema@.okno_subscriber_counts() AS c;
+
+COMMENT ON VIEW @extschema@.okno_subscribers IS
+'each subscriber''s counts (the default one first): pending (due_now + delayed + held_back), parked, not yet copied, and the oldest wait';
+
+-- Privileges.  The script runs as the bootstrap superuser (okno is
+-- trusted), which owns okno's objects; the role that runs CREATE EXTENSION
+-- (@extowner@) is granted, with the grant option, what a caller needs of
+-- okno's own tables, sequence and views (docs/PRIVILEGES.md).
+
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_delivery
+    TO @extowner@ WITH GRANT OPTION;
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_key
+    TO @extowner@ WITH GRANT OPTION;
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_key_tombstone
+    TO @extowner@ WITH GRANT OPTION;
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_subscriber
+    TO @extowner@ WITH GRANT OPTION;
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_discarded
+    TO @extowner@ WITH GRANT OPTION;
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLE @extschema@.okno_purge_horizon
+    TO @extowner@ WITH GRANT OPTION;
+GRANT USAGE, SELECT, UPDATE ON SEQUENCE @extschema@.okno_drain_hint
+    TO @extowner@ WITH GRANT OPTION;
+GRANT SELECT ON @extschema@.okno_outbox_status TO @extowner@ WITH GRANT OPTION;
+GRANT SELECT ON @extschema@.okno_subscribers TO @extowner@ WITH GRANT OPTION;
+
+-- pg_dump dumps the rows of okno's own tables (not the sequence
+-- okno_drain_hint: a restored database starts without a hint).  Keep the
+-- order: it is pg_extension.extconfig's, and the update scripts add the
+-- tables in the same order (the regress test upgrade compares the two).
+
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_purge_horizon', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_discarded', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_subscriber', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_delivery', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_key', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.okno_key_tombstone', '');
