@@ -274,12 +274,24 @@ scan_new(text *name)
 }
 
 /*
+ * Whom a wait is for: the subscriber's routines (delivery/routine.c) and
+ * their statements' subscriber argument, chosen once per call.
+ */
+typedef struct WaitFor
+{
+	const OknoDeliveryRoutine *routine;
+	Datum		arg;			/* the subscriber's name as text */
+	char		argnull;		/* 'n': the default subscriber */
+} WaitFor;
+
+/*
  * Look for work of the subscriber name (NULL: the default one) in a
  * snapshot of its own, as the comment of scan_due says.
  */
 static OutboxState
-check_outbox(text *name, TimestampTz *next_due)
+check_outbox(const WaitFor *who, TimestampTz *next_due)
 {
+	char		argnull[2] = {who->argnull, '\0'};
 	pg_uuid_t	lower;
 	OutboxState state;
 	bool		isnull;
@@ -291,13 +303,13 @@ check_outbox(text *name, TimestampTz *next_due)
 	/* within the check's transaction: its end restores nothing of ours */
 	okno_guard_begin(&guard);
 
-	if (name != NULL)
+	if (who->argnull != 'n')
 	{
 		/* a subscriber's own rows, then what it has not copied */
-		state = scan_due(&subscriber_due_plan, PointerGetDatum(name));
+		state = scan_due(&subscriber_due_plan, who->arg);
 		if (state != OUTBOX_DUE)
 		{
-			OutboxState copy = scan_new(name);
+			OutboxState copy = scan_new(DatumGetTextPP(who->arg));
 
 			if (copy != OUTBOX_IDLE)
 				state = copy;
@@ -324,12 +336,8 @@ check_outbox(text *name, TimestampTz *next_due)
 
 	if (state != OUTBOX_DUE)
 	{
-		const OknoDeliveryRoutine *r = name != NULL ? &okno_named_routine :
-			&okno_default_routine;
-
-		value = PointerGetDatum(name);
-		rc = SPI_execute_plan(okno_plan(r->next_due), &value, name != NULL ? NULL : "n",
-							  false, 1);
+		value = who->arg;
+		rc = SPI_execute_plan(okno_plan(who->routine->next_due), &value, argnull, false, 1);
 		okno_check_spi(rc, SPI_OK_SELECT, "outbox wait check");
 		if (SPI_processed != 1)
 			elog(ERROR, "outbox wait check returned " UINT64_FORMAT " rows", SPI_processed);
@@ -366,7 +374,7 @@ ms_until(TimestampTz now, TimestampTz then)
  * holds the waiters' tag.
  */
 static bool
-wait_for_event(int32 timeout_ms, text *name)
+wait_for_event(int32 timeout_ms, const WaitFor *who)
 {
 	TimestampTz end;
 	TimestampTz next_due;
@@ -381,7 +389,7 @@ wait_for_event(int32 timeout_ms, text *name)
 	 * still ends the sleep.
 	 */
 	ResetLatch(MyLatch);
-	state = check_outbox(name, &next_due);
+	state = check_outbox(who, &next_due);
 	if (state == OUTBOX_DUE)
 		return true;
 	nprepared = count_prepared();
@@ -436,7 +444,7 @@ wait_for_event(int32 timeout_ms, text *name)
 
 		if (recheck)
 		{
-			state = check_outbox(name, &next_due);
+			state = check_outbox(who, &next_due);
 			if (state == OUTBOX_DUE)
 				return true;
 		}
@@ -463,7 +471,7 @@ okno_wait(PG_FUNCTION_ARGS)
 	LOCKTAG		tag;
 	TupleDesc	tupdesc;
 	Datum		value;
-	text	   *name = NULL;
+	WaitFor		who;
 	bool		isnull = false;
 
 	if (call == NULL || !IsA(call, CallContext) || call->atomic)
@@ -489,13 +497,9 @@ okno_wait(PG_FUNCTION_ARGS)
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect_ext failed");
 	/* in the procedure's SPI context, which outlives the checks' commits */
-	if (PG_NARGS() > 2)
-	{
-		char	   *subscriber = okno_subscriber_of(fcinfo, 2, "okno_wait()");
-
-		if (subscriber != NULL)
-			name = cstring_to_text(subscriber);
-	}
+	who.routine = okno_delivery_routine(PG_NARGS() > 2 ?
+										okno_subscriber_of(fcinfo, 2, "okno_wait()") : NULL,
+										&who.arg, &who.argnull);
 
 	okno_wait_tag(&tag, OKNO_WAIT_TAG_WAITERS);
 	if (LockAcquire(&tag, ShareLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
@@ -504,7 +508,7 @@ okno_wait(PG_FUNCTION_ARGS)
 
 	if (LockTimeout > 0)
 		enable_timeout_after(LOCK_TIMEOUT, LockTimeout);
-	woken = wait_for_event(timeout_ms, name);
+	woken = wait_for_event(timeout_ms, &who);
 	if (LockTimeout > 0)
 		disable_timeout(LOCK_TIMEOUT, false);
 	release_wait_tag();
