@@ -480,12 +480,20 @@ BEGIN
     FOR i IN 1 .. 5 LOOP
         CONTINUE WHEN NOT todo[i];
         qname := pg_catalog.format('%I.%I', schema_name, names[i]);
-        IF NOT pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class AS c
-                                        WHERE c.oid OPERATOR(pg_catalog.=) rels[i]), 'USAGE') THEN
-            RAISE EXCEPTION 'must be owner of table %', names[i]
+        -- the owner itself, not a role that may act as it: a superuser's
+        -- call would otherwise run the owner's code as a superuser (a CHECK
+        -- constraint's function, evaluated as Citus copies the rows into
+        -- the shards)
+        IF (SELECT c.relowner FROM pg_catalog.pg_class AS c
+             WHERE c.oid OPERATOR(pg_catalog.=) rels[i])
+           OPERATOR(pg_catalog.<>) (SELECT r.oid FROM pg_catalog.pg_roles AS r
+                                     WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER) THEN
+            RAISE EXCEPTION 'okno_distribute_tables() must be called by the owner of table %', names[i]
                 USING ERRCODE = '42501',
-                      DETAIL = 'okno_distribute_tables() runs with the caller''s rights (SECURITY INVOKER) and changes nothing until it may change every table it has to.',
-                      HINT = 'Call it as the owner of okno''s tables.';
+                      DETAIL = pg_catalog.format('Table %s is owned by role %s; okno_distribute_tables() runs with the caller''s rights (SECURITY INVOKER) and changes nothing until it may change every table it has to as their owner.',
+                                                 qname, (SELECT pg_catalog.pg_get_userbyid(c.relowner) FROM pg_catalog.pg_class AS c
+                                                          WHERE c.oid OPERATOR(pg_catalog.=) rels[i])),
+                      HINT = 'Call it as the owner of okno''s tables (SET ROLE to it first, as a superuser).';
         END IF;
         CONTINUE WHEN columns[i] IS NULL;
         SELECT pg_catalog.array_agg(a.attname::pg_catalog.text ORDER BY a.attname), k.conname

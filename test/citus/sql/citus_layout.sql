@@ -50,6 +50,14 @@ BEGIN;
 ALTER TABLE outbox RENAME TO outbox_elsewhere;
 SELECT * FROM okno_distribute_tables();
 ROLLBACK;
+-- a caller that is not the tables' owner, a superuser included: it would
+-- run the owner's code (a CHECK constraint's function, as Citus copies the
+-- rows) with its own rights
+BEGIN;
+CREATE ROLE regress_okno_citus_owner NOLOGIN;
+ALTER TABLE resources OWNER TO regress_okno_citus_owner;
+SELECT * FROM okno_distribute_tables();
+ROLLBACK;
 -- nothing changed: no table in Citus's metadata, bookings' key (id)
 SELECT count(*) AS tables_in_citus FROM pg_dist_partition;
 SELECT conname, pg_get_constraintdef(oid) AS definition
