@@ -17,7 +17,9 @@
 #                               rename each file into place, one install at a
 #                               time (flock on the library directory): a
 #                               server of a run beside this one never loads a
-#                               half-written okno.so
+#                               half-written okno.so; then removes the full
+#                               scripts of older versions an earlier install
+#                               left (make remove-old-scripts)
 #   cluster_start NAME PORT [SETTING...]
 #                               initdb and start a throwaway cluster in a new
 #                               temporary directory, listening on its Unix
@@ -106,6 +108,11 @@ install_staged() {
 		rc=1
 	fi
 	rm -rf "$stage"
+	# and, as `make install` does, the full scripts of older versions that
+	# an earlier install left there (only the current one may be
+	# installable: docs/RELEASING.md); the staged install removed them from
+	# the staging directory only
+	[ $rc -ne 0 ] || make -s PG_CONFIG="$PG_CONFIG" remove-old-scripts || rc=1
 	return $rc
 }
 
