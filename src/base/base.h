@@ -232,7 +232,6 @@ pg_noreturn extern void okno_error_not_stored(OknoRel rel, const char *what);
 pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
 
 /* citus.c: the tables Citus knows */
-extern char okno_citus_method(Oid relid);
 extern bool okno_citus_table(Oid relid);
 extern const char *okno_error_constraint(const ErrorData *edata, bool citus);
 

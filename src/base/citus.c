@@ -49,8 +49,8 @@
  * 'n': a reference table, a single-shard or a local table Citus knows,
  * ...), or '\0' if Citus does not know it (or is not installed).
  */
-char
-okno_citus_method(Oid relid)
+static char
+citus_method(Oid relid)
 {
 	Oid			catalog = get_relname_relid(CITUS_PARTITION_CATALOG, PG_CATALOG_NAMESPACE);
 	Oid			index;
@@ -95,7 +95,7 @@ okno_citus_method(Oid relid)
 bool
 okno_citus_table(Oid relid)
 {
-	return okno_citus_method(relid) != '\0';
+	return citus_method(relid) != '\0';
 }
 
 /*

@@ -338,8 +338,8 @@ okno_direct_prepare_indexes(Relation rel, EState *prep, OknoDirectIndexes *ix)
 			ii->ii_PredicateState = ExecPrepareQual(ii->ii_Predicate, prep);
 		ix->oids[i] = lfirst_oid(lc);
 		ix->infos[i] = ii;
-		/* as ExecCloseIndices: the lock stays */
-		index_close(index, NoLock);
+		/* as ExecCloseIndices: the index's lock goes, the table's stays */
+		index_close(index, RowExclusiveLock);
 		i++;
 	}
 	list_free(oids);

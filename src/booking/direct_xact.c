@@ -7,9 +7,8 @@
  * The prepared CHECK expressions, the IndexInfo of each index (what
  * ExecOpenIndices builds for every statement, its expression and predicate
  * states prepared) and the column defaults of the three tables are kept
- * for the rest of the
- * transaction, in a context under TopTransactionContext: the first call of
- * a transaction prepares them, the others reuse them.  They hold no
+ * for the rest of the transaction, in a context under TopTransactionContext:
+ * the first call of a transaction prepares them, the others reuse them.  They hold no
  * resources and point into no relcache entry, so the transaction's end
  * needs only to forget them; a change to any of the tables (a new cache
  * generation, schema.c) makes the next call prepare them anew.
