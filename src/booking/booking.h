@@ -89,9 +89,14 @@ typedef struct OknoBookingRequest
 extern const OknoKeyStore okno_booking_keys;
 extern const OknoDirectCols okno_idempotency_cols;
 
-/* sql_write.c: the booking, its key and its event, by statements */
-extern Jsonb *okno_insert_sql(int32 actor, const OknoBookingIn *in, text *key,
-							  const char *fingerprint, pg_uuid_t *event_id,
+/*
+ * sql_write.c: the booking, its key and its event, by statements; with
+ * key_first (idempotency distributed by Citus) the key claimed first, NULL
+ * when another request's committed key was there
+ */
+extern Jsonb *okno_insert_sql(const OknoKeyRef *ref, const OknoBookingIn *in,
+							  text *key, const char *fingerprint,
+							  pg_uuid_t *event_id, bool key_first,
 							  MemoryContext cxt);
 
 /* direct_write.c: the same without a plan, where the tables allow it */

@@ -22,7 +22,9 @@
  *      (without a plan, direct_write.c, under the snapshot of one statement,
  *      where that is the statements' equal by construction; otherwise
  *      sql_write.c's statements, one INSERT per row, each row checked to be
- *      stored)
+ *      stored; where Citus has idempotency, the key first, its row the
+ *      arbiter between nodes: a claim that meets another request's key
+ *      waits for it and then goes back to step 5's lookup)
  *   7. return the card (stored and returned as one datum)
  *
  * Everything runs in the caller's transaction: no commit, no
@@ -113,9 +115,12 @@ translate_store_error(MemoryContext cxt, int32 actor, const char *keystr,
  * Steps 6 and 7: insert the booking, its key and its event, without a plan
  * where that is the statements' equal (direct_write.c), else with the statements
  * (sql_write.c); queue the NOTIFY; return the card (allocated in cxt).
+ * Where Citus distributes idempotency the key is claimed first (sql_write.c):
+ * NULL when another request committed the key while this one waited for
+ * it, with nothing written.
  */
 static Jsonb *
-create_new(int32 actor, text *key, const char *keystr, const OknoBookingIn *in,
+create_new(const OknoKeyRef *ref, text *key, const OknoBookingIn *in,
 		   const char *fingerprint, MemoryContext cxt)
 {
 	Jsonb	   *volatile card = NULL;
@@ -134,18 +139,20 @@ create_new(int32 actor, text *key, const char *keystr, const OknoBookingIn *in,
 	{
 		Jsonb	   *stored;
 
-		if (!okno_insert_direct(actor, in, key, fingerprint, &event_id, cxt, &stored))
-			stored = okno_insert_sql(actor, in, key, fingerprint, &event_id, cxt);
+		if (!okno_insert_direct(ref->actor, in, key, fingerprint, &event_id, cxt, &stored))
+			stored = okno_insert_sql(ref, in, key, fingerprint, &event_id,
+									 binding->citus[OKNO_REL_IDEMPOTENCY], cxt);
 		card = stored;
 	}
 	PG_CATCH();
 	{
-		translate_store_error(cxt, actor, keystr, in->resource_id, schema, binding);
+		translate_store_error(cxt, ref->actor, ref->key, in->resource_id, schema, binding);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 
-	okno_notify();
+	if (card != NULL)
+		okno_notify();
 	return card;
 }
 
@@ -198,7 +205,15 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	result = okno_key_replay(&okno_booking_keys, &ref, &request, cxt);
 	*replayed = (result != NULL);
 	if (result == NULL)
-		result = create_new(actor, key, keystr, &in, fingerprint, cxt);
+		result = create_new(&ref, key, &in, fingerprint, cxt);
+	if (result == NULL)
+	{
+		/* the key's claim lost on Citus: the key committed meanwhile */
+		result = okno_key_replay(&okno_booking_keys, &ref, &request, cxt);
+		if (result == NULL)
+			okno_error_not_stored(OKNO_REL_IDEMPOTENCY, "idempotency key");
+		*replayed = true;
+	}
 
 	okno_spi_finish();
 	okno_guard_end(&guard);

@@ -5,6 +5,17 @@
  *	  for tables where the direct write (direct_write.c) could behave
  *	  differently from them.
  *
+ * Two orders.  On one server the booking goes first and its key second,
+ * as the course's service writes them; the request's advisory lock is what
+ * keeps a second request with the key from running.  Where Citus
+ * distributes idempotency, that lock is the calling node's only and the
+ * key's row is the arbiter (docs/citus/KEYS.md): the key is claimed first,
+ * INSERT ... ON CONFLICT DO NOTHING in the key's shard, which makes a
+ * second request with the key wait for the first's transaction on
+ * whichever node it runs, and then insert nothing; only then the booking,
+ * with an id drawn before, so that the stored card is known when the key
+ * is written.
+ *
  * Each SPI statement is prepared once per backend and kept (okno_plan), and
  * every name in it is qualified: okno's schema for its tables,
  * OPERATOR(pg_catalog.=) for comparisons.  All run in the caller's
@@ -53,13 +64,41 @@ static OknoPlan insert_booking_plan = {
 	.argtypes = {INT4OID, INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID}
 };
 
-static OknoPlan insert_key_plan = {
+/* the key-first order: the booking's id, drawn before the key is claimed */
+static OknoPlan next_booking_id_plan = {
 	.sql =
-	"INSERT INTO %1$s.idempotency"
-	" (actor_id, request_key, fingerprint, fingerprint_version, response_body)"
-	" VALUES ($1, $2, $3, $4, $5) RETURNING response_body",
+	"SELECT pg_catalog.nextval(pg_catalog.pg_get_serial_sequence($1, 'id'))",
+	.nargs = 1,
+	.argtypes = {TEXTOID},
+	.own = true
+};
+
+static OknoPlan insert_booking_id_plan = {
+	.sql =
+	"INSERT INTO %1$s.bookings (id, resource_id, actor_id, starts_at, ends_at)"
+	" OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5)",
 	.nargs = 5,
-	.argtypes = {INT4OID, TEXTOID, TEXTOID, INT2OID, JSONBOID}
+	.argtypes = {INT8OID, INT4OID, INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID}
+};
+
+/* the key's row; claimed (ON CONFLICT DO NOTHING) in the key-first order */
+#define INSERT_KEY_SQL \
+	"INSERT INTO %1$s.idempotency" \
+	" (actor_id, request_key, fingerprint, fingerprint_version, response_body)" \
+	" VALUES ($1, $2, $3, $4, $5)"
+#define INSERT_KEY_ARGTYPES {INT4OID, TEXTOID, TEXTOID, INT2OID, JSONBOID}
+
+static OknoPlan insert_key_plan = {
+	.sql = INSERT_KEY_SQL " RETURNING response_body",
+	.nargs = 5,
+	.argtypes = INSERT_KEY_ARGTYPES
+};
+
+static OknoPlan claim_key_plan = {
+	.sql = INSERT_KEY_SQL " ON CONFLICT (actor_id, request_key) DO NOTHING"
+	" RETURNING response_body",
+	.nargs = 5,
+	.argtypes = INSERT_KEY_ARGTYPES
 };
 
 /*
@@ -86,54 +125,120 @@ check_references(int32 actor, int32 resource_id)
 }
 
 /*
- * The statements of a new booking, for when the direct path (direct_write.c)
- * could behave differently from them: the actor and the resource must
- * exist (actor_missing, then resource_missing, before slot_busy), then the
- * booking, its key row and its booking_created event are inserted, one
- * statement each.  Returns the stored response (the card), copied into cxt.
- *
- * Whatever rules and triggers the tables carry act as on those statements,
- * with two exceptions that fail instead of committing a booking without its
- * key or its event: an INSTEAD rule on INSERT (refused before anything is
- * written), and a BEFORE trigger that keeps a row from being stored (the
- * statement inserted none).
+ * Insert the booking: with the id given (id > 0, the key-first order) or
+ * with its default's; returns its id.
  */
-Jsonb *
-okno_insert_sql(int32 actor, const OknoBookingIn *in, text *key,
-				const char *fingerprint, pg_uuid_t *event_id, MemoryContext cxt)
+static int64
+insert_booking(int32 actor, const OknoBookingIn *in, int64 id)
 {
 	Datum		values[5];
 	bool		isnull;
-	int64		booking_id;
+	int			rc;
+
+	values[0] = Int64GetDatum(id);
+	values[1] = Int32GetDatum(in->resource_id);
+	values[2] = Int32GetDatum(actor);
+	values[3] = TimestampTzGetDatum(okno_unix_us_to_timestamptz(in->starts_us));
+	values[4] = TimestampTzGetDatum(okno_unix_us_to_timestamptz(in->ends_us));
+	if (id > 0)
+	{
+		rc = SPI_execute_plan(okno_plan(&insert_booking_id_plan), values, NULL, false, 0);
+		okno_check_spi(rc, SPI_OK_INSERT, "booking insert");
+	}
+	else
+	{
+		rc = SPI_execute_plan(okno_plan(&insert_booking_plan), values + 1, NULL, false, 0);
+		okno_check_spi(rc, SPI_OK_INSERT_RETURNING, "booking insert");
+	}
+	if (SPI_processed != 1)
+		okno_error_not_stored(OKNO_REL_BOOKINGS, "booking");
+	if (id > 0)
+		return id;
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									   1, &isnull));
+}
+
+/*
+ * The booking's id, drawn from the sequence of bookings.id before the
+ * booking is written (its identity's or serial's: the binding requires a
+ * default, which the key-first order cannot use).
+ */
+static int64
+draw_booking_id(void)
+{
+	Datum		arg;
+	Datum		d;
+	bool		isnull;
+	int			rc;
+
+	arg = CStringGetTextDatum(quote_qualified_identifier(okno_schema_name(), "bookings"));
+	rc = SPI_execute_plan(okno_plan(&next_booking_id_plan), &arg, NULL, false, 1);
+	okno_check_spi(rc, SPI_OK_SELECT, "booking id");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("bookings.id has no sequence to draw a booking's id from"),
+				 errdetail("Where Citus distributes idempotency, okno writes a booking's key before the booking and draws its id from the sequence of an identity or serial column."),
+				 errhint("Make bookings.id an identity column: ALTER TABLE %s ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY.",
+						 quote_qualified_identifier(okno_schema_name(), "bookings"))));
+	return DatumGetInt64(d);
+}
+
+/*
+ * Insert the key row, with its response; the response as stored, copied
+ * into cxt.  With claim, ON CONFLICT DO NOTHING: NULL when the key is
+ * another transaction's, after waiting for it to end (it committed the
+ * key).  Under REPEATABLE READ or SERIALIZABLE, a key committed after this
+ * transaction's snapshot makes the claim fail with a serialization
+ * failure, which is the contract's concurrent_request (keys/contract.c);
+ * it is raised as that, the claim being the statement's only conflict.
+ */
+static Jsonb *
+insert_key(const OknoKeyRef *ref, text *key, const char *fingerprint,
+		   Jsonb *response, bool claim, MemoryContext cxt)
+{
+	Datum		values[5];
+	bool		isnull;
 	Datum		d;
 	Jsonb	   *result;
 	MemoryContext oldcxt;
 	int			rc;
 
-	okno_refuse_instead_rules(OKNO_REL_BOOKINGS, "booking");
-	okno_refuse_instead_rules(OKNO_REL_IDEMPOTENCY, "idempotency key");
-	okno_refuse_instead_rules(OKNO_REL_OUTBOX, "event");
-
-	check_references(actor, in->resource_id);
-
-	values[0] = Int32GetDatum(in->resource_id);
-	values[1] = Int32GetDatum(actor);
-	values[2] = TimestampTzGetDatum(okno_unix_us_to_timestamptz(in->starts_us));
-	values[3] = TimestampTzGetDatum(okno_unix_us_to_timestamptz(in->ends_us));
-	rc = SPI_execute_plan(okno_plan(&insert_booking_plan), values, NULL, false, 0);
-	okno_check_spi(rc, SPI_OK_INSERT_RETURNING, "booking insert");
-	if (SPI_processed != 1)
-		okno_error_not_stored(OKNO_REL_BOOKINGS, "booking");
-	booking_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-											 1, &isnull));
-
-	values[0] = Int32GetDatum(actor);
+	values[0] = Int32GetDatum(ref->actor);
 	values[1] = PointerGetDatum(key);
 	values[2] = PointerGetDatum(cstring_to_text(fingerprint));
 	values[3] = Int16GetDatum(OKNO_FINGERPRINT_VERSION);
-	values[4] = JsonbPGetDatum(okno_booking_card(booking_id, actor, in, "confirmed"));
-	rc = SPI_execute_plan(okno_plan(&insert_key_plan), values, NULL, false, 0);
+	values[4] = JsonbPGetDatum(response);
+	if (!claim)
+		rc = SPI_execute_plan(okno_plan(&insert_key_plan), values, NULL, false, 0);
+	else
+	{
+		MemoryContext spicxt = CurrentMemoryContext;
+
+		PG_TRY();
+		{
+			rc = SPI_execute_plan(okno_plan(&claim_key_plan), values, NULL, false, 0);
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(spicxt);
+			edata = CopyErrorData();
+			if (edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE)
+			{
+				FlushErrorState();
+				okno_error_concurrent_request(okno_key_owner(ref), ref->key);
+			}
+			FreeErrorData(edata);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+	}
 	okno_check_spi(rc, SPI_OK_INSERT_RETURNING, "idempotency insert");
+	if (SPI_processed == 0 && claim)
+		return NULL;
 	if (SPI_processed != 1)
 		okno_error_not_stored(OKNO_REL_IDEMPOTENCY, "idempotency key");
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
@@ -142,6 +247,56 @@ okno_insert_sql(int32 actor, const OknoBookingIn *in, text *key,
 	oldcxt = MemoryContextSwitchTo(cxt);
 	result = DatumGetJsonbPCopy(d);
 	MemoryContextSwitchTo(oldcxt);
+	return result;
+}
+
+/*
+ * The statements of a new booking, for when the direct path (direct_write.c)
+ * could behave differently from them: the actor and the resource must
+ * exist (actor_missing, then resource_missing, before slot_busy), then the
+ * booking, its key row and its booking_created event are inserted, one
+ * statement each (key_first: the key claimed first, see above).  Returns
+ * the stored response (the card), copied into cxt; NULL when key_first
+ * and the key is another request's, committed while this one waited
+ * (nothing is written then: the caller looks the key up again).
+ *
+ * Whatever rules and triggers the tables carry act as on those statements,
+ * with two exceptions that fail instead of committing a booking without its
+ * key or its event: an INSTEAD rule on INSERT (refused before anything is
+ * written), and a BEFORE trigger that keeps a row from being stored (the
+ * statement inserted none).
+ */
+Jsonb *
+okno_insert_sql(const OknoKeyRef *ref, const OknoBookingIn *in, text *key,
+				const char *fingerprint, pg_uuid_t *event_id, bool key_first,
+				MemoryContext cxt)
+{
+	int64		booking_id;
+	Jsonb	   *result;
+
+	okno_refuse_instead_rules(OKNO_REL_BOOKINGS, "booking");
+	okno_refuse_instead_rules(OKNO_REL_IDEMPOTENCY, "idempotency key");
+	okno_refuse_instead_rules(OKNO_REL_OUTBOX, "event");
+
+	check_references(ref->actor, in->resource_id);
+
+	if (key_first)
+	{
+		booking_id = draw_booking_id();
+		result = insert_key(ref, key, fingerprint,
+							okno_booking_card(booking_id, ref->actor, in, "confirmed"),
+							true, cxt);
+		if (result == NULL)
+			return NULL;
+		insert_booking(ref->actor, in, booking_id);
+	}
+	else
+	{
+		booking_id = insert_booking(ref->actor, in, 0);
+		result = insert_key(ref, key, fingerprint,
+							okno_booking_card(booking_id, ref->actor, in, "confirmed"),
+							false, cxt);
+	}
 
 	okno_store_event(event_id, OKNO_EVENT_BOOKING_CREATED, okno_event_payload(booking_id));
 	return result;
