@@ -22,6 +22,7 @@ OBJS = \
 	src/pure/jcs.o \
 	src/pure/jcs_number.o \
 	src/pure/name_rule.o \
+	src/pure/bucket.o \
 	src/base/schema.o \
 	src/base/bind.o \
 	src/base/owner.o \
@@ -54,6 +55,7 @@ OBJS = \
 	src/outbox/event.o \
 	src/outbox/wake.o \
 	src/outbox/emit.o \
+	src/outbox/event_bucket.o \
 	src/delivery/drain.o \
 	src/delivery/drain_outbox.o \
 	src/delivery/drain_subscriber.o \

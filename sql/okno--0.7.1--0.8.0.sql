@@ -1,11 +1,25 @@
-/* okno--0.7.1--0.8.0.sql: okno_distribute_tables(), okno's tables on a Citus cluster */
+/* okno--0.7.1--0.8.0.sql: okno_distribute_tables() and okno_outbox_bucket(), okno's tables on a Citus cluster */
 
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION okno UPDATE TO '0.8.0'" to load this file. \quit
 
--- A function, SECURITY INVOKER, granted to PUBLIC as every function is:
--- nothing of okno's own objects changes, and the application's tables are
+-- Two functions, granted to PUBLIC as every function is (one pure, one
+-- SECURITY INVOKER): nothing of okno's own objects changes, and the application's tables are
 -- neither read nor altered by the update.
+
+-- Where Citus distributes outbox, it is by an integer column bucket, a
+-- function of the event's order key (its id as text for an event without
+-- one), so that one key's events lie in one shard: okno writes it for its
+-- own events, an application that writes outbox rows itself writes
+-- okno_outbox_bucket(COALESCE(order key, id::text)).
+
+CREATE FUNCTION @extschema@.okno_outbox_bucket(order_key text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'okno_outbox_bucket'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_outbox_bucket(text) IS
+'the outbox bucket (0 to 1023) of an order key: where Citus distributes outbox by bucket, an event''s is that of COALESCE(its order key, its id as text)';
 
 -- okno_distribute_tables() lays the five tables out on a Citus cluster,
 -- on the coordinator, as README's "Scaling out with Citus" shows:

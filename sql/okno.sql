@@ -157,6 +157,20 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.okno_emit(text, jsonb, text) IS
 'write an outbox event in the caller''s transaction; events with the same order_key are delivered in order; returns its id';
 
+-- Where Citus distributes outbox, it is by an integer column bucket, a
+-- function of the event's order key (its id as text for an event without
+-- one), so that one key's events lie in one shard: okno writes it for its
+-- own events, an application that writes outbox rows itself writes
+-- okno_outbox_bucket(COALESCE(order key, id::text)).
+
+CREATE FUNCTION @extschema@.okno_outbox_bucket(order_key text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'okno_outbox_bucket'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.okno_outbox_bucket(text) IS
+'the outbox bucket (0 to 1023) of an order key: where Citus distributes outbox by bucket, an event''s is that of COALESCE(its order key, its id as text)';
+
 -- Delivery.  The default subscriber keeps its delivery state in the
 -- application's outbox itself; every other subscriber has its own:
 -- okno_drain with a subscriber copies the events committed since its last

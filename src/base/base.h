@@ -154,6 +154,12 @@ typedef struct OknoBinding
 	bool		order_keys;
 	/* Citus knows the table (citus.c): its rows are in the shards */
 	bool		citus[OKNO_NUM_TABLES];
+	/*
+	 * Citus distributes outbox by its integer column bucket (README,
+	 * "Scaling out with Citus"): okno writes each event's bucket
+	 * (outbox/event_bucket.c) and drains a shard's buckets per statement
+	 */
+	bool		outbox_buckets;
 } OknoBinding;
 
 /*
@@ -233,6 +239,8 @@ pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
 
 /* citus.c: the tables Citus knows */
 extern bool okno_citus_table(Oid relid);
+#define OKNO_OUTBOX_BUCKET_COLUMN "bucket"
+extern bool okno_outbox_bucket_column(Oid relid, bool citus);
 extern const char *okno_error_constraint(const ErrorData *edata, bool citus);
 
 /*

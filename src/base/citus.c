@@ -35,6 +35,10 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "nodes/primnodes.h"
+#include "nodes/readfuncs.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -47,27 +51,34 @@
 /*
  * Citus's partition method of the table relid ('h': distributed by hash,
  * 'n': a reference table, a single-shard or a local table Citus knows,
- * ...), or '\0' if Citus does not know it (or is not installed).
+ * ...), or '\0' if Citus does not know it (or is not installed); and, if
+ * distcol is not NULL, the column a hash-distributed table is distributed
+ * by (InvalidAttrNumber otherwise).
  */
 static char
-citus_method(Oid relid)
+citus_partition(Oid relid, AttrNumber *distcol)
 {
 	Oid			catalog = get_relname_relid(CITUS_PARTITION_CATALOG, PG_CATALOG_NAMESPACE);
 	Oid			index;
 	AttrNumber	relid_att;
 	AttrNumber	method_att;
+	AttrNumber	key_att;
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tup;
 	char		method = '\0';
 
+	if (distcol != NULL)
+		*distcol = InvalidAttrNumber;
 	if (!OidIsValid(catalog))
 		return '\0';
 	relid_att = get_attnum(catalog, "logicalrelid");
 	method_att = get_attnum(catalog, "partmethod");
-	if (relid_att == InvalidAttrNumber || method_att == InvalidAttrNumber)
-		elog(ERROR, "Citus's %s has no column logicalrelid or partmethod",
+	key_att = get_attnum(catalog, "partkey");
+	if (relid_att == InvalidAttrNumber || method_att == InvalidAttrNumber ||
+		key_att == InvalidAttrNumber)
+		elog(ERROR, "Citus's %s has no column logicalrelid, partmethod or partkey",
 			 CITUS_PARTITION_CATALOG);
 	index = get_relname_relid(CITUS_PARTITION_INDEX, PG_CATALOG_NAMESPACE);
 
@@ -82,6 +93,15 @@ citus_method(Oid relid)
 		Datum		d = heap_getattr(tup, method_att, RelationGetDescr(rel), &isnull);
 
 		method = isnull ? '?' : DatumGetChar(d);
+		d = heap_getattr(tup, key_att, RelationGetDescr(rel), &isnull);
+		/* the partition key is a Var's node string: its varattno */
+		if (distcol != NULL && method == 'h' && !isnull)
+		{
+			Node	   *node = stringToNode(TextDatumGetCString(d));
+
+			if (IsA(node, Var))
+				*distcol = ((Var *) node)->varattno;
+		}
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
@@ -95,7 +115,26 @@ citus_method(Oid relid)
 bool
 okno_citus_table(Oid relid)
 {
-	return citus_method(relid) != '\0';
+	return citus_partition(relid, NULL) != '\0';
+}
+
+/*
+ * Whether outbox (relid; citus: Citus knows it) is distributed by its
+ * integer column bucket, the layout okno drains on Citus (README, "Scaling
+ * out with Citus").
+ */
+bool
+okno_outbox_bucket_column(Oid relid, bool citus)
+{
+	AttrNumber	distcol;
+	AttrNumber	bucket;
+
+	if (!citus || !OidIsValid(relid))
+		return false;
+	bucket = get_attnum(relid, OKNO_OUTBOX_BUCKET_COLUMN);
+	return bucket != InvalidAttrNumber &&
+		get_atttype(relid, bucket) == INT4OID &&
+		citus_partition(relid, &distcol) == 'h' && distcol == bucket;
 }
 
 /*

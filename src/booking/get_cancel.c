@@ -154,7 +154,7 @@ okno_cancel_booking(PG_FUNCTION_ARGS)
 		card = card_from_spi(id, actor, cxt);
 		/* the booking's order key's turn (outbox/emit.c), then the event */
 		okno_lock_order_key(key, strlen(key));
-		okno_insert_event(OKNO_EVENT_BOOKING_CANCELLED, okno_event_payload(id));
+		okno_insert_event(OKNO_EVENT_BOOKING_CANCELLED, okno_event_payload(id), key);
 	}
 	else
 	{

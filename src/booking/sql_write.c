@@ -298,6 +298,7 @@ okno_insert_sql(const OknoKeyRef *ref, const OknoBookingIn *in, text *key,
 							false, cxt);
 	}
 
-	okno_store_event(event_id, OKNO_EVENT_BOOKING_CREATED, okno_event_payload(booking_id));
+	okno_store_event(event_id, OKNO_EVENT_BOOKING_CREATED, okno_event_payload(booking_id),
+					 psprintf(INT64_FORMAT, booking_id));
 	return result;
 }

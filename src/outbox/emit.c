@@ -80,6 +80,15 @@ static OknoPlan emit_plan = {
 	.argtypes = {UUIDOID, TEXTOID, JSONBOID, TEXTOID}
 };
 
+/* the same where Citus distributes outbox by bucket (event_bucket.c) */
+static OknoPlan emit_bucket_plan = {
+	.sql =
+	"INSERT INTO %1$s.outbox (id, kind, payload, order_key, " OKNO_OUTBOX_BUCKET_COLUMN ")"
+	" VALUES ($1, $2, $3, $4, $5)",
+	.nargs = 5,
+	.argtypes = {UUIDOID, TEXTOID, JSONBOID, TEXTOID, INT4OID}
+};
+
 /* the kind argument, checked: a palloc'd C string */
 static char *
 kind_arg(FunctionCallInfo fcinfo)
@@ -152,8 +161,9 @@ okno_emit(PG_FUNCTION_ARGS)
 	Jsonb	   *payload;
 	text	   *order_key;
 	pg_uuid_t  *id = palloc(sizeof(pg_uuid_t));
-	Datum		values[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	OknoPlan   *plan = &emit_plan;
 	OknoGuard	guard;
 	int			rc;
 
@@ -184,8 +194,14 @@ okno_emit(PG_FUNCTION_ARGS)
 		values[3] = (Datum) 0;
 		nulls[3] = 'n';
 	}
+	if (okno_binding()->outbox_buckets)
+	{
+		values[4] = Int32GetDatum(okno_event_bucket(order_key != NULL ?
+													text_to_cstring(order_key) : NULL, id));
+		plan = &emit_bucket_plan;
+	}
 	okno_spi_connect();
-	rc = SPI_execute_plan(okno_plan(&emit_plan), values, nulls, false, 0);
+	rc = SPI_execute_plan(okno_plan(plan), values, nulls, false, 0);
 	okno_check_spi(rc, SPI_OK_INSERT, "outbox insert");
 	if (SPI_processed != 1)
 		okno_error_not_stored(OKNO_REL_OUTBOX, "event");

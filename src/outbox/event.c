@@ -50,6 +50,15 @@ static OknoPlan insert_event_plan = {
 	.argtypes = {UUIDOID, TEXTOID, JSONBOID}
 };
 
+/* the same where Citus distributes outbox by bucket (event_bucket.c) */
+static OknoPlan insert_event_bucket_plan = {
+	.sql =
+	"INSERT INTO %1$s.outbox (id, kind, payload, " OKNO_OUTBOX_BUCKET_COLUMN ")"
+	" VALUES ($1, $2, $3, $4)",
+	.nargs = 4,
+	.argtypes = {UUIDOID, TEXTOID, JSONBOID, INT4OID}
+};
+
 /*
  * Define okno.notify and register the wake-up's callbacks (wake.c).
  */
@@ -85,35 +94,44 @@ okno_new_event_id(pg_uuid_t *id)
 /*
  * Insert the event id of this kind with this payload, as a plain INSERT
  * (the caller has refused INSTEAD rules on outbox); a trigger that keeps it
- * from being stored is an error, never an event silently lost.  The caller
- * is connected to SPI.
+ * from being stored is an error, never an event silently lost.  order_key
+ * is the event's order key (a booking's id, as text, for okno's kinds),
+ * which gives its bucket where outbox has them.  The caller is connected
+ * to SPI.
  */
 void
-okno_store_event(pg_uuid_t *id, const char *kind, Jsonb *payload)
+okno_store_event(pg_uuid_t *id, const char *kind, Jsonb *payload, const char *order_key)
 {
-	Datum		values[3];
+	Datum		values[4];
 	int			rc;
 
 	values[0] = UUIDPGetDatum(id);
 	values[1] = PointerGetDatum(cstring_to_text(kind));
 	values[2] = JsonbPGetDatum(payload);
-	rc = SPI_execute_plan(okno_plan(&insert_event_plan), values, NULL, false, 0);
+	if (okno_binding()->outbox_buckets)
+	{
+		values[3] = Int32GetDatum(okno_event_bucket(order_key, id));
+		rc = SPI_execute_plan(okno_plan(&insert_event_bucket_plan), values, NULL, false, 0);
+	}
+	else
+		rc = SPI_execute_plan(okno_plan(&insert_event_plan), values, NULL, false, 0);
 	okno_check_spi(rc, SPI_OK_INSERT, "outbox insert");
 	if (SPI_processed != 1)
 		okno_error_not_stored(OKNO_REL_OUTBOX, "event");
 }
 
 /*
- * Insert a new event of this kind with this payload and queue the NOTIFY.
+ * Insert a new event of this kind with this payload (and order_key, see
+ * okno_store_event) and queue the NOTIFY.
  */
 void
-okno_insert_event(const char *kind, Jsonb *payload)
+okno_insert_event(const char *kind, Jsonb *payload, const char *order_key)
 {
 	pg_uuid_t  *id = palloc(sizeof(pg_uuid_t));
 
 	okno_refuse_instead_rules(OKNO_REL_OUTBOX, "event");
 	okno_new_event_id(id);
-	okno_store_event(id, kind, payload);
+	okno_store_event(id, kind, payload, order_key);
 	okno_notify();
 }
 

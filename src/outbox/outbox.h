@@ -81,12 +81,16 @@
 /* event.c */
 extern void okno_outbox_init(void);
 extern void okno_new_event_id(pg_uuid_t *id);
-extern void okno_store_event(pg_uuid_t *id, const char *kind, Jsonb *payload);
-extern void okno_insert_event(const char *kind, Jsonb *payload);
+extern void okno_store_event(pg_uuid_t *id, const char *kind, Jsonb *payload,
+							 const char *order_key);
+extern void okno_insert_event(const char *kind, Jsonb *payload, const char *order_key);
 extern void okno_notify(void);
 
 /* emit.c */
 extern void okno_lock_order_key(const char *key, int len);
+
+/* event_bucket.c: where Citus distributes outbox by an event's bucket */
+extern int32 okno_event_bucket(const char *key, const pg_uuid_t *id);
 
 /* wake.c */
 #define OKNO_WAIT_TAG_WAITERS	0
