@@ -4,8 +4,8 @@
 \echo Use "ALTER EXTENSION okno UPDATE TO '0.8.0'" to load this file. \quit
 
 -- Two functions, granted to PUBLIC as every function is (one pure, one
--- SECURITY INVOKER): nothing of okno's own objects changes, and the application's tables are
--- neither read nor altered by the update.
+-- SECURITY INVOKER): nothing of okno's own objects changes, and the
+-- application's tables are neither read nor altered by the update.
 
 -- Where Citus distributes outbox, it is by an integer column bucket, a
 -- function of the event's order key (its id as text for an event without
