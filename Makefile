@@ -58,6 +58,7 @@ OBJS = \
 	src/outbox/event_bucket.o \
 	src/delivery/drain.o \
 	src/delivery/drain_outbox.o \
+	src/delivery/drain_buckets.o \
 	src/delivery/drain_subscriber.o \
 	src/delivery/handout.o \
 	src/delivery/wait.o \

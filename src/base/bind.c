@@ -180,6 +180,14 @@ static const char *const pkey_bookings_citus[] = {"resource_id", "id", NULL};
 static const char *const pkey_bookings_citus_rev[] = {"id", "resource_id", NULL};
 
 /*
+ * outbox distributed by Citus by its bucket (outbox/event_bucket.c): its
+ * primary key is (bucket, id), in either order; okno finds an event by id
+ * with a statement.
+ */
+static const char *const pkey_outbox_citus[] = {"bucket", "id", NULL};
+static const char *const pkey_outbox_citus_rev[] = {"id", "bucket", NULL};
+
+/*
  * bookings_no_overlap as pg_get_constraintdef prints it (white space
  * collapsed): the course's form, with or without tstzrange's bounds and
  * with status text or varchar.
@@ -322,9 +330,14 @@ pkey_fits(HeapTuple contup, OknoRel t, Oid relid, const OknoBinding *b)
 {
 	if (conkey_is(contup, relid, pkey_columns[t]))
 		return true;
-	return t == OKNO_REL_BOOKINGS && b->citus[t] &&
-		(conkey_is(contup, relid, pkey_bookings_citus) ||
-		 conkey_is(contup, relid, pkey_bookings_citus_rev));
+	if (!b->citus[t])
+		return false;
+	if (t == OKNO_REL_BOOKINGS)
+		return conkey_is(contup, relid, pkey_bookings_citus) ||
+			conkey_is(contup, relid, pkey_bookings_citus_rev);
+	return t == OKNO_REL_OUTBOX &&
+		(conkey_is(contup, relid, pkey_outbox_citus) ||
+		 conkey_is(contup, relid, pkey_outbox_citus_rev));
 }
 
 /* bookings_no_overlap as okno needs it: its text, and its operators */

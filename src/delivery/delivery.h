@@ -48,11 +48,11 @@
  * before 0.7.0 or until okno_prepare_tables() adds it, the key is the
  * booking of payload -> 'booking_id', on the index outbox_order).
  */
-#define OKNO_SQL_NOT_HELD_BACK(F, p) \
+#define OKNO_SQL_NOT_HELD_BACK(F, p, q_in) \
 	" AND (" p ".kind OPERATOR(pg_catalog.=) 'booking_created'" \
 	"  OR " F##_ORDER_KEY(p) " IS NULL" \
 	"  OR (SELECT q.id FROM %1$s.outbox AS q" \
-	"   WHERE " F##_ORDER_KEY("q") " OPERATOR(pg_catalog.=) " F##_ORDER_KEY(p) \
+	"   WHERE " F##_ORDER_KEY("q") " OPERATOR(pg_catalog.=) " F##_ORDER_KEY(p) q_in \
 	"     AND q.delivered_at IS NULL AND q.id OPERATOR(pg_catalog.<>) " p ".id" \
 	"     AND" OKNO_SQL_EARLIER("q.id", p ".id") \
 	"   LIMIT 1) IS NULL)"
@@ -90,14 +90,19 @@
  * Outbox row p is due for the default subscriber: undelivered, not parked,
  * not delayed, not held back, and after id bound "after" (a drain's or
  * wait's scan start), in plan form F.  The drains (drain_outbox.c) and the
- * wait (wait.c) both use it.
+ * wait (wait.c) both use it.  OKNO_SQL_OUTBOX_DUE_AT is the same with the
+ * time "now" given and the earlier events looked for among those q_in
+ * restricts them to (drain_buckets.c's, where Citus distributes outbox by
+ * bucket: a statement of one shard's buckets, at a time passed in).
  */
-#define OKNO_SQL_OUTBOX_DUE(F, p, after) \
+#define OKNO_SQL_OUTBOX_DUE_AT(F, p, after, now, q_in) \
 	" " p ".delivered_at IS NULL AND " p ".parked_at IS NULL" \
 	" AND " p ".id OPERATOR(pg_catalog.>) " after \
 	" AND (" p ".available_at IS NULL" \
-	"      OR " p ".available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())" \
-	OKNO_SQL_NOT_HELD_BACK(F, p)
+	"      OR " p ".available_at OPERATOR(pg_catalog.<=) " now ")" \
+	OKNO_SQL_NOT_HELD_BACK(F, p, q_in)
+#define OKNO_SQL_OUTBOX_DUE(F, p, after) \
+	OKNO_SQL_OUTBOX_DUE_AT(F, p, after, "pg_catalog.clock_timestamp()", "")
 
 /*
  * A subscriber's delivery state and what reads and changes it, one table
@@ -152,6 +157,9 @@ extern void okno_delivery_init(void);
 extern void okno_drain_outbox_init(void);
 extern uint64 okno_drain_outbox(ReturnSetInfo *rsinfo, int32 max_events, int ncols);
 extern uint64 okno_drain_outbox_0_1(ReturnSetInfo *rsinfo);
+
+/* drain_buckets.c: the same where Citus distributes outbox by bucket */
+extern uint64 okno_drain_buckets(ReturnSetInfo *rsinfo, int32 max_events, int ncols);
 extern void okno_drain_forget_cursor(void);
 extern bool okno_drain_scan_start(pg_uuid_t *lower);
 

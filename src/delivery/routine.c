@@ -241,11 +241,16 @@ write_delivered_row(Datum id, Datum subscriber)
 	return SPI_processed == 1;
 }
 
-/* the default subscriber's drain takes no name */
+/*
+ * The default subscriber's drain takes no name; where Citus distributes
+ * outbox by bucket it drains shard by shard (drain_buckets.c)
+ */
 static uint64
 drain_outbox(ReturnSetInfo *rsinfo, const char *subscriber pg_attribute_unused(),
 			 int32 max_events, int ncols)
 {
+	if (okno_binding()->outbox_buckets)
+		return okno_drain_buckets(rsinfo, max_events, ncols);
 	return okno_drain_outbox(rsinfo, max_events, ncols);
 }
 

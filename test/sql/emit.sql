@@ -114,3 +114,12 @@ SELECT d.kind, o.order_key FROM okno_drain(10) AS d JOIN outbox AS o ON o.id = d
 
 SELECT okno_unsubscribe('emit-journal') AS unsubscribed;
 SELECT * FROM okno_verify();
+
+-- an order key's outbox bucket, where Citus distributes outbox by bucket
+-- (test/unit/test_bucket.c pins the same values): 0 to 1023, the same for
+-- the same bytes, NULL for none (on one server outbox has no bucket)
+SELECT okno_outbox_bucket('7') AS b7, okno_outbox_bucket('') AS b_empty,
+       okno_outbox_bucket('foobar') AS b_foobar, okno_outbox_bucket(NULL) AS b_null;
+SELECT min(okno_outbox_bucket(g::text)) AS lowest, max(okno_outbox_bucket(g::text)) AS highest,
+       count(DISTINCT okno_outbox_bucket(g::text)) AS buckets_used
+  FROM generate_series(1, 20000) AS g;

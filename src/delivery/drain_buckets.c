@@ -1,0 +1,268 @@
+/*-------------------------------------------------------------------------
+ *
+ * drain_buckets.c
+ *	  The default subscriber's drain where Citus distributes outbox by
+ *	  bucket (README, "Scaling out with Citus"): one statement per shard.
+ *
+ * Citus plans a statement with FOR UPDATE SKIP LOCKED, or with the
+ * held-back rule's correlated subquery, only when every outbox it names is
+ * pruned to one shard (docs/citus/DRAINS.md).  So the drain is okno's
+ * drain (drain_outbox.c) run once per shard, each reference to outbox
+ * restricted to that shard's buckets (bucket = ANY of them, a constant of
+ * a custom plan, which Citus prunes to the shard), with the time passed in
+ * ($4: Citus refuses clock_timestamp(), VOLATILE, in an UPDATE).  An
+ * event's bucket is a function of its order key alone (event_bucket.c),
+ * so every event of one key is in one shard, and the rule that holds a
+ * key's later events back while an earlier one is undelivered is checked
+ * within the shard, as on one server.  A key's order is kept; nothing is
+ * promised across keys, as no distributed engine does.
+ *
+ * Which buckets a shard holds is derived from Citus's metadata
+ * (pg_dist_shard's hash ranges, hashint4 of each bucket as Citus hashes an
+ * integer distribution column) and kept until the binding is made again,
+ * which happens when Citus changes outbox's shards (it invalidates the
+ * table's cache entry).  The shards placed on this node come first, so
+ * that a relay connected to a worker drains its own shards first with
+ * statements Citus runs locally; among each, the start turns from call to
+ * call, so that no shard waits behind another's backlog.
+ *
+ * A batch is all the events handed out by one call, in id order, as one
+ * server's are: each shard's rows are sorted by id, the batch is sorted
+ * again.  The caller's transaction is the delivery, as on one server: if
+ * it rolls back, nothing was delivered (Citus commits a batch of several
+ * nodes' shards with two-phase commit, one node's with one).  There is no
+ * cursor and no hint (drain_outbox.c): each statement scans its shard's
+ * pending events from the start.
+ *
+ * Copyright (c) 2026, the okno authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+#include "utils/uuid.h"
+
+#include "base/base.h"
+#include "outbox/outbox.h"
+#include "delivery/delivery.h"
+#include "pure/bucket.h"
+
+/*
+ * The buckets of each of outbox's shards, those placed on this node first
+ * ($1: outbox; the metadata is Citus's, in pg_catalog).
+ */
+static OknoPlan shard_buckets_plan = {
+	.sql =
+	"SELECT pg_catalog.array_agg(b.b ORDER BY b.b),"
+	" pg_catalog.bool_or(pl.shardid IS NOT NULL) AS here"
+	" FROM pg_catalog.generate_series(0, " CppAsString2(OKNO_OUTBOX_BUCKETS) " - 1) AS b (b)"
+	" JOIN pg_catalog.pg_dist_shard AS s"
+	"   ON s.logicalrelid OPERATOR(pg_catalog.=) $1"
+	"  AND pg_catalog.hashint4(b.b) OPERATOR(pg_catalog.>=) s.shardminvalue::pg_catalog.int4"
+	"  AND pg_catalog.hashint4(b.b) OPERATOR(pg_catalog.<=) s.shardmaxvalue::pg_catalog.int4"
+	" LEFT JOIN pg_catalog.pg_dist_placement AS pl"
+	"   ON pl.shardid OPERATOR(pg_catalog.=) s.shardid"
+	"  AND pl.groupid OPERATOR(pg_catalog.=)"
+	"      (SELECT g.groupid FROM pg_catalog.pg_dist_local_group AS g)"
+	" GROUP BY s.shardid"
+	" ORDER BY here DESC, s.shardid",
+	.nargs = 1,
+	.argtypes = {REGCLASSOID}
+};
+
+/*
+ * drain_outbox.c's drain of one shard: $1 at most, after id $2 (the nil
+ * UUID: from the start), the shard's buckets $3, the time $4.  Planned for
+ * each call (a custom plan): Citus cannot plan it with the parameters left
+ * in.
+ */
+#define B_IN(e) " AND " e "." OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) ANY ($3)"
+static OknoPlan drain_shard_plan = {
+	.sql =
+	"WITH delivered AS ("
+	" UPDATE %1$s.outbox AS o SET delivered_at = $4"
+	"  WHERE o.id OPERATOR(pg_catalog.=) ANY (ARRAY("
+	"   SELECT p.id FROM %1$s.outbox AS p"
+	"    WHERE" OKNO_SQL_OUTBOX_DUE_AT(OKNO_F_CURRENT, "p", "$2", "$4", B_IN("q")) B_IN("p")
+	"    ORDER BY p.id LIMIT $1 FOR UPDATE SKIP LOCKED))" B_IN("o")
+	"  RETURNING o.id, o.kind::pg_catalog.text AS kind, o.payload, o.attempts)"
+	" SELECT id, kind, payload, attempts FROM delivered ORDER BY id",
+	.nargs = 4,
+	.argtypes = {INT4OID, UUIDOID, INT4ARRAYOID, TIMESTAMPTZOID},
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+};
+
+/* outbox's shards, as shard_buckets_plan finds them */
+typedef struct ShardBuckets
+{
+	Datum		buckets;		/* int4[] */
+	bool		here;			/* placed on this node */
+} ShardBuckets;
+
+static struct
+{
+	uint64		generation;		/* of the binding they were found under */
+	MemoryContext cxt;
+	int			nshards;
+	int			nhere;			/* the first nhere are this node's */
+	ShardBuckets *shards;
+	uint32		turn;			/* where the next call starts */
+} layout;
+
+/* one event handed out, until the batch is sorted */
+typedef struct Handed
+{
+	pg_uuid_t	id;
+	Datum		values[4];
+	bool		nulls[4];
+} Handed;
+
+/*
+ * Find outbox's shards and their buckets, unless known for this binding.
+ */
+static void
+find_shards(void)
+{
+	uint64		generation = okno_cache_generation();
+	Datum		arg = ObjectIdGetDatum(okno_relid(OKNO_REL_OUTBOX));
+	MemoryContext oldcxt;
+	uint64		i;
+	int			rc;
+
+	if (layout.cxt != NULL && layout.generation == generation)
+		return;
+	if (layout.cxt == NULL)
+		layout.cxt = AllocSetContextCreate(TopMemoryContext, "okno outbox shards",
+										   ALLOCSET_SMALL_SIZES);
+	else
+		MemoryContextReset(layout.cxt);
+	layout.nshards = 0;
+	layout.nhere = 0;
+
+	rc = SPI_execute_plan(okno_plan(&shard_buckets_plan), &arg, NULL, true, 0);
+	okno_check_spi(rc, SPI_OK_SELECT, "outbox shards");
+	oldcxt = MemoryContextSwitchTo(layout.cxt);
+	layout.shards = palloc0(sizeof(ShardBuckets) * Max(SPI_processed, 1));
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		ShardBuckets *s = &layout.shards[layout.nshards];
+
+		if (isnull)
+			continue;
+		s->buckets = datumCopy(d, false, -1);
+		s->here = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i],
+											 SPI_tuptable->tupdesc, 2, &isnull));
+		if (s->here)
+			layout.nhere++;
+		layout.nshards++;
+	}
+	MemoryContextSwitchTo(oldcxt);
+	layout.generation = generation;
+}
+
+/* the k-th shard of a call: this node's first, each from its turn on */
+static const ShardBuckets *
+shard_of_call(int k)
+{
+	int			nhere = layout.nhere;
+	int			nelse = layout.nshards - nhere;
+
+	if (k < nhere)
+		return &layout.shards[(k + layout.turn) % nhere];
+	return &layout.shards[nhere + (k - nhere + layout.turn) % nelse];
+}
+
+/*
+ * Drain up to max events of one shard at time now, appending them to
+ * handed (of room for *n + max) in outcxt; returns how many.
+ */
+static uint64
+drain_shard(const ShardBuckets *shard, int32 max, TimestampTz now,
+			Handed *handed, uint64 *n, int ncols, MemoryContext outcxt)
+{
+	pg_uuid_t	nil;
+	Datum		args[4];
+	uint64		i;
+	int			rc;
+
+	memset(&nil, 0, sizeof(nil));
+	args[0] = Int32GetDatum(max);
+	args[1] = UUIDPGetDatum(&nil);
+	args[2] = shard->buckets;
+	args[3] = TimestampTzGetDatum(now);
+	rc = SPI_execute_plan(okno_plan(&drain_shard_plan), args, NULL, false, 0);
+	okno_check_spi(rc, SPI_OK_SELECT, "outbox drain of a shard");
+
+	for (i = 0; i < SPI_processed; i++)
+	{
+		Handed	   *h = &handed[*n + i];
+		MemoryContext oldcxt;
+		int			col;
+
+		CHECK_FOR_INTERRUPTS();
+		oldcxt = MemoryContextSwitchTo(outcxt);
+		for (col = 0; col < ncols; col++)
+		{
+			Form_pg_attribute att = TupleDescAttr(SPI_tuptable->tupdesc, col);
+			Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+										  col + 1, &h->nulls[col]);
+
+			h->values[col] = h->nulls[col] ? (Datum) 0 :
+				datumCopy(d, att->attbyval, att->attlen);
+		}
+		MemoryContextSwitchTo(oldcxt);
+		memcpy(&h->id, DatumGetUUIDP(h->values[0]), sizeof(pg_uuid_t));
+	}
+	*n += SPI_processed;
+	return SPI_processed;
+}
+
+static int
+handed_cmp(const void *a, const void *b)
+{
+	return memcmp(&((const Handed *) a)->id, &((const Handed *) b)->id, sizeof(pg_uuid_t));
+}
+
+/*
+ * Drain up to max_events due events into rsinfo's result set (made ready
+ * by the caller) and return how many, shard by shard, as above.
+ */
+uint64
+okno_drain_buckets(ReturnSetInfo *rsinfo, int32 max_events, int ncols)
+{
+	MemoryContext outcxt = CurrentMemoryContext;
+	TimestampTz now = GetCurrentTimestamp();
+	Handed	   *handed = palloc(sizeof(Handed) * max_events);
+	uint64		n = 0;
+	uint64		i;
+	OknoGuard	guard;
+	int			k;
+
+	okno_guard_begin(&guard);
+	okno_spi_connect();
+	find_shards();
+	for (k = 0; k < layout.nshards && n < (uint64) max_events; k++)
+		drain_shard(shard_of_call(k), max_events - (int32) n, now, handed, &n,
+					ncols, outcxt);
+	layout.turn++;
+	okno_spi_finish();
+	okno_guard_end(&guard);
+
+	qsort(handed, n, sizeof(Handed), handed_cmp);
+	for (i = 0; i < n; i++)
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
+							 handed[i].values, handed[i].nulls);
+	return n;
+}
