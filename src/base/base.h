@@ -241,6 +241,8 @@ pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
 extern bool okno_citus_table(Oid relid);
 #define OKNO_OUTBOX_BUCKET_COLUMN "bucket"
 extern bool okno_outbox_bucket_column(Oid relid, bool citus);
+pg_noreturn extern void okno_refuse_on_citus(const char *what);
+extern bool okno_binding_citus(const OknoBinding *b);
 extern const char *okno_error_constraint(const ErrorData *edata, bool citus);
 
 /*

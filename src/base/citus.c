@@ -181,3 +181,32 @@ okno_error_constraint(const ErrorData *edata, bool citus)
 		p[-1] = '\0';
 	return name;
 }
+
+/*
+ * Refuse what okno does not run yet where Citus has its tables (what: the
+ * call, "okno_verify()"), with one error, before Citus refuses a statement
+ * of it with an error about the statement's form.
+ */
+void
+okno_refuse_on_citus(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s is not supported where Citus distributes okno's tables", what),
+			 errdetail("okno runs bookings, okno_emit, the default subscriber's drains and waits, the verbs of one event and okno_outbox_status on a Citus cluster; not yet this."),
+			 errhint("See README, \"Scaling out with Citus\".")));
+}
+
+/*
+ * Whether Citus has any of the five tables b binds.
+ */
+bool
+okno_binding_citus(const OknoBinding *b)
+{
+	int			t;
+
+	for (t = 0; t < OKNO_NUM_TABLES; t++)
+		if (b->citus[t])
+			return true;
+	return false;
+}

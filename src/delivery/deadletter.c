@@ -83,6 +83,8 @@ okno_requeue_parked(PG_FUNCTION_ARGS)
 	}
 
 	PreventCommandIfReadOnly("okno_requeue_parked()");
+	if (okno_binding()->citus[OKNO_REL_OUTBOX])
+		okno_refuse_on_citus("okno_requeue_parked()");
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();

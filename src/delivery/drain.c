@@ -71,7 +71,11 @@ drain(FunctionCallInfo fcinfo, const char *fname, DrainOf of, int argno,
 	PreventCommandIfReadOnly(fname);
 	/* NULL: the default one; whether another exists, its drain finds out */
 	if (of == DRAIN_NAMED)
+	{
 		subscriber = okno_subscriber_named(fcinfo, argno, fname);
+		if (subscriber != NULL && okno_binding()->citus[OKNO_REL_OUTBOX])
+			okno_refuse_on_citus(psprintf("%s with a subscriber", fname));
+	}
 	r = okno_delivery_routine(subscriber, NULL, NULL);
 
 	InitMaterializedSRF(fcinfo, 0);

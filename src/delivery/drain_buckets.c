@@ -102,6 +102,23 @@ static OknoPlan drain_shard_plan = {
 	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
 };
 
+/*
+ * Whether one shard has an event due that no open drain holds (okno_wait's
+ * check): its first, locked as a drain would lock it, skipping the rows
+ * open drains hold, and let go when the check's transaction ends.  (On one
+ * server wait.c tells a held row by its xmax; a shard's xmax is another
+ * node's transaction.)
+ */
+static OknoPlan due_shard_plan = {
+	.sql =
+	"SELECT p.id FROM %1$s.outbox AS p"
+	" WHERE" OKNO_SQL_OUTBOX_DUE_AT(OKNO_F_CURRENT, "p", "$2", "$4", B_IN("q")) B_IN("p")
+	" ORDER BY p.id LIMIT $1 FOR UPDATE SKIP LOCKED",
+	.nargs = 4,
+	.argtypes = {INT4OID, UUIDOID, INT4ARRAYOID, TIMESTAMPTZOID},
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+};
+
 /* outbox's shards, as shard_buckets_plan finds them */
 typedef struct ShardBuckets
 {
@@ -185,16 +202,14 @@ shard_of_call(int k)
 }
 
 /*
- * Drain up to max events of one shard at time now, appending them to
- * handed (of room for *n + max) in outcxt; returns how many.
+ * Run plan (drain_shard_plan or due_shard_plan) on one shard: at most max
+ * events, due at time now; the rows are in SPI_tuptable.
  */
-static uint64
-drain_shard(const ShardBuckets *shard, int32 max, TimestampTz now,
-			Handed *handed, uint64 *n, int ncols, MemoryContext outcxt)
+static void
+run_shard(OknoPlan *plan, const ShardBuckets *shard, int32 max, TimestampTz now)
 {
 	pg_uuid_t	nil;
 	Datum		args[4];
-	uint64		i;
 	int			rc;
 
 	memset(&nil, 0, sizeof(nil));
@@ -202,8 +217,21 @@ drain_shard(const ShardBuckets *shard, int32 max, TimestampTz now,
 	args[1] = UUIDPGetDatum(&nil);
 	args[2] = shard->buckets;
 	args[3] = TimestampTzGetDatum(now);
-	rc = SPI_execute_plan(okno_plan(&drain_shard_plan), args, NULL, false, 0);
-	okno_check_spi(rc, SPI_OK_SELECT, "outbox drain of a shard");
+	rc = SPI_execute_plan(okno_plan(plan), args, NULL, false, 0);
+	okno_check_spi(rc, SPI_OK_SELECT, "outbox of a shard");
+}
+
+/*
+ * Drain up to max events of one shard at time now, appending them to
+ * handed (of room for *n + max) in outcxt; returns how many.
+ */
+static uint64
+drain_shard(const ShardBuckets *shard, int32 max, TimestampTz now,
+			Handed *handed, uint64 *n, int ncols, MemoryContext outcxt)
+{
+	uint64		i;
+
+	run_shard(&drain_shard_plan, shard, max, now);
 
 	for (i = 0; i < SPI_processed; i++)
 	{
@@ -265,4 +293,26 @@ okno_drain_buckets(ReturnSetInfo *rsinfo, int32 max_events, int ncols)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
 							 handed[i].values, handed[i].nulls);
 	return n;
+}
+
+/*
+ * Whether an event is due that no open drain holds, on any shard (for
+ * okno_wait's check, in a transaction of its own that the caller ends).
+ * The caller is connected to SPI.
+ */
+bool
+okno_buckets_due(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int			k;
+
+	find_shards();
+	for (k = 0; k < layout.nshards; k++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		run_shard(&due_shard_plan, shard_of_call(k), 1, now);
+		if (SPI_processed > 0)
+			return true;
+	}
+	return false;
 }

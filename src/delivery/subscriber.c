@@ -311,6 +311,9 @@ okno_subscribe(PG_FUNCTION_ARGS)
 	if (strcmp(name, OKNO_DEFAULT_SUBSCRIBER) == 0)
 		PG_RETURN_BOOL(false);
 	PreventCommandIfReadOnly("okno_subscribe()");
+	/* a named subscriber's copy reads the writers' transaction ids: one node's */
+	if (!okno_application_tables_absent() && okno_binding()->citus[OKNO_REL_OUTBOX])
+		okno_refuse_on_citus("okno_subscribe()");
 
 	/*
 	 * No drain of the default subscriber may forget an event while this

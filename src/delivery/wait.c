@@ -317,6 +317,15 @@ check_outbox(const WaitFor *who, TimestampTz *next_due)
 	}
 
 	/*
+	 * Where Citus distributes outbox by bucket, shard by shard
+	 * (drain_buckets.c).  A commit wakes this wait only when it ran through
+	 * this node; events written through another node are found at the
+	 * next check (the timeout).
+	 */
+	else if (okno_binding()->outbox_buckets)
+		state = okno_buckets_due() ? OUTBOX_DUE : OUTBOX_IDLE;
+
+	/*
 	 * The default subscriber: from where this backend's next drain would
 	 * scan (its cursor: under load, the entries behind it are mostly those
 	 * of delivered events that VACUUM has not removed yet), and from the
@@ -500,6 +509,8 @@ okno_wait(PG_FUNCTION_ARGS)
 	who.routine = okno_delivery_routine(PG_NARGS() > 2 ?
 										okno_subscriber_of(fcinfo, 2, "okno_wait()") : NULL,
 										&who.arg, &who.argnull);
+	if (who.argnull != 'n' && okno_binding()->citus[OKNO_REL_OUTBOX])
+		okno_refuse_on_citus("okno_wait() with a subscriber");
 
 	okno_wait_tag(&tag, OKNO_WAIT_TAG_WAITERS);
 	if (LockAcquire(&tag, ShareLock, true, true) == LOCKACQUIRE_NOT_AVAIL)

@@ -40,13 +40,16 @@ PG_FUNCTION_INFO_V1(okno_subscriber_counts);
 
 /*
  * The default subscriber's counts, one row; $1 is outbox's OID (for its
- * live-row count).
+ * live-row count, the expression live).  q_in restricts the earlier events
+ * looked for (where Citus distributes outbox by bucket: to the event's
+ * own bucket, which holds its key's, so that Citus runs the count on each
+ * shard).
  */
-#define OUTBOX_COUNTS_SQL(F) \
+#define OUTBOX_COUNTS_SQL_IN(F, live, q_in) \
 	"SELECT p.pending, p.due_now," \
 	"       p.pending OPERATOR(pg_catalog.-) p.due_now OPERATOR(pg_catalog.-) p.held_back AS delayed," \
 	"       k.parked," \
-	"       GREATEST(0::pg_catalog.int8, pg_catalog.pg_stat_get_live_tuples($1)" \
+	"       GREATEST(0::pg_catalog.int8, " live \
 	"           OPERATOR(pg_catalog.-) p.pending OPERATOR(pg_catalog.-) k.parked) AS delivered," \
 	"       pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_pending AS oldest_pending_age," \
 	"       pg_catalog.now() OPERATOR(pg_catalog.-) p.oldest_due AS oldest_due_age," \
@@ -62,13 +65,15 @@ PG_FUNCTION_INFO_V1(okno_subscriber_counts);
 	"          FROM (SELECT e.created_at, e.available_at," \
 	"                       e.kind OPERATOR(pg_catalog.<>) 'booking_created'" \
 	"                       AND EXISTS (SELECT FROM %1$s.outbox AS q" \
-	"                        WHERE " F##_ORDER_KEY("q") " OPERATOR(pg_catalog.=) " F##_ORDER_KEY("e") \
+	"                        WHERE " F##_ORDER_KEY("q") " OPERATOR(pg_catalog.=) " F##_ORDER_KEY("e") q_in \
 	"                          AND q.delivered_at IS NULL AND q.id OPERATOR(pg_catalog.<>) e.id" \
 	"                          AND" OKNO_SQL_EARLIER("q.id", "e.id") ") AS held" \
 	"                  FROM %1$s.outbox AS e" \
 	"                 WHERE e.delivered_at IS NULL AND e.parked_at IS NULL) AS o) AS p," \
 	"       (SELECT pg_catalog.count(*) AS parked FROM %1$s.outbox AS o" \
 	"         WHERE o.parked_at IS NOT NULL AND o.delivered_at IS NULL) AS k"
+#define OUTBOX_LIVE_ROWS "pg_catalog.pg_stat_get_live_tuples($1)"
+#define OUTBOX_COUNTS_SQL(F) OUTBOX_COUNTS_SQL_IN(F, OUTBOX_LIVE_ROWS, "")
 
 static OknoPlan outbox_counts_plan = {
 	OKNO_PLAN_FORMS(OUTBOX_COUNTS_SQL),
@@ -77,17 +82,47 @@ static OknoPlan outbox_counts_plan = {
 };
 
 /*
+ * Where Citus distributes outbox by bucket: the held-back rule within the
+ * bucket, and the live rows ($2) of the shards, counted first (the table
+ * itself is an empty shell; run_command_on_shards reads each shard's count
+ * where it lies).  Planned for each call: Citus cannot plan the counts
+ * with the parameters left in.
+ */
+static OknoPlan shards_live_rows_plan = {
+	.sql =
+	"SELECT COALESCE(pg_catalog.sum(r.result::pg_catalog.int8), 0)::pg_catalog.int8"
+	"  FROM pg_catalog.run_command_on_shards($1::pg_catalog.regclass,"
+	"       'SELECT pg_catalog.pg_stat_get_live_tuples(''%%s''::pg_catalog.regclass)') AS r"
+	" WHERE r.success",
+	.nargs = 1,
+	.argtypes = {OIDOID}
+};
+
+#define OUTBOX_COUNTS_BUCKETS_SQL \
+	OUTBOX_COUNTS_SQL_IN(OKNO_F_CURRENT, "$2", \
+						 " AND q." OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) e." OKNO_OUTBOX_BUCKET_COLUMN)
+
+static OknoPlan outbox_counts_buckets_plan = {
+	.sql = OUTBOX_COUNTS_BUCKETS_SQL,
+	.nargs = 2,
+	.argtypes = {OIDOID, INT8OID},
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+};
+
+/*
  * Every subscriber's counts, the default one first; not_copied counts the
  * events committed since its drains last looked (they are also in pending
  * and due_now).
  */
-#define SUBSCRIBER_COUNTS_SQL(F) \
-	"WITH s AS (" OUTBOX_COUNTS_SQL(F) ")" \
-	" SELECT v.* FROM (" \
+#define DEFAULT_SUBSCRIBER_COUNTS \
 	" SELECT 'default'::pg_catalog.text AS subscriber, NULL::pg_catalog.timestamptz AS subscribed_at," \
 	"        s.pending, s.due_now, s.delayed, s.parked, s.held_back, 0::pg_catalog.int8 AS not_copied," \
 	"        s.oldest_pending_age, NULL::pg_catalog.timestamptz AS copied_at" \
-	"   FROM s" \
+	"   FROM s"
+#define SUBSCRIBER_COUNTS_SQL(F) \
+	"WITH s AS (" OUTBOX_COUNTS_SQL(F) ")" \
+	" SELECT v.* FROM (" \
+	DEFAULT_SUBSCRIBER_COUNTS \
 	" UNION ALL" \
 	" SELECT u.name, u.subscribed_at," \
 	"        d.pending OPERATOR(pg_catalog.+) n.not_copied," \
@@ -128,16 +163,37 @@ static OknoPlan subscriber_counts_plan = {
 	.argtypes = {OIDOID}
 };
 
+/* the same where Citus distributes outbox by bucket: the default one only */
+static OknoPlan subscriber_counts_buckets_plan = {
+	.sql = "WITH s AS (" OUTBOX_COUNTS_BUCKETS_SQL ")" DEFAULT_SUBSCRIBER_COUNTS,
+	.nargs = 2,
+	.argtypes = {OIDOID, INT8OID},
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+};
+
 /*
- * Run one of the plans above; its rows are in SPI_tuptable.
+ * Run one of the plans above, plan or where Citus distributes outbox by
+ * bucket buckets_plan; its rows are in SPI_tuptable.  (Named subscribers
+ * are not served there: okno_subscribe refuses them.)
  */
 static void
-run_counts(OknoPlan *plan)
+run_counts(OknoPlan *plan, OknoPlan *buckets_plan)
 {
-	Datum		arg = ObjectIdGetDatum(okno_relid(OKNO_REL_OUTBOX));
+	Datum		args[2];
 	int			rc;
 
-	rc = SPI_execute_plan(okno_plan(plan), &arg, NULL, true, 0);
+	args[0] = ObjectIdGetDatum(okno_relid(OKNO_REL_OUTBOX));
+	if (okno_binding()->outbox_buckets)
+	{
+		bool		isnull;
+
+		rc = SPI_execute_plan(okno_plan(&shards_live_rows_plan), args, NULL, true, 1);
+		okno_check_spi(rc, SPI_OK_SELECT, "outbox live rows");
+		args[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		plan = buckets_plan;
+	}
+
+	rc = SPI_execute_plan(okno_plan(plan), args, NULL, true, 0);
 	okno_check_spi(rc, SPI_OK_SELECT, "outbox counts");
 }
 
@@ -161,7 +217,7 @@ okno_outbox_counts(PG_FUNCTION_ARGS)
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
-	run_counts(&outbox_counts_plan);
+	run_counts(&outbox_counts_plan, &outbox_counts_buckets_plan);
 	if (SPI_processed != 1 || SPI_tuptable->tupdesc->natts != desc->natts)
 		elog(ERROR, "outbox counts returned " UINT64_FORMAT " rows", SPI_processed);
 	oldcxt = MemoryContextSwitchTo(cxt);
@@ -195,7 +251,7 @@ okno_subscriber_counts(PG_FUNCTION_ARGS)
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
-	run_counts(&subscriber_counts_plan);
+	run_counts(&subscriber_counts_plan, &subscriber_counts_buckets_plan);
 	if (SPI_tuptable->tupdesc->natts != rsinfo->setDesc->natts)
 		elog(ERROR, "subscriber counts returned %d columns", SPI_tuptable->tupdesc->natts);
 	for (i = 0; i < SPI_processed; i++)

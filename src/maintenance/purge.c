@@ -504,6 +504,8 @@ purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers, bool tombs
 
 	PreventCommandIfReadOnly("okno_purge()");
 	InitMaterializedSRF(fcinfo, 0);
+	if (!okno_application_tables_absent() && okno_binding_citus(okno_binding()))
+		okno_refuse_on_citus("okno_purge()");
 
 	/*
 	 * From 0.7.0 on, a database that uses only operations' keys, with none

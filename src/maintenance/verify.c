@@ -291,6 +291,8 @@ verify(FunctionCallInfo fcinfo, OknoPlan *plan)
 	int			rc;
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	if (!okno_application_tables_absent() && okno_binding_citus(okno_binding()))
+		okno_refuse_on_citus("okno_verify()");
 
 	/* a database that uses only operations' keys: okno's own tables */
 	if (plan == &verify_0_7_plan && okno_application_tables_absent())
