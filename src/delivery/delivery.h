@@ -105,6 +105,27 @@
 	OKNO_SQL_OUTBOX_DUE_AT(F, p, after, "pg_catalog.clock_timestamp()", "")
 
 /*
+ * The default subscriber's drain (drain_outbox.c; drain_buckets.c's of one
+ * shard): the pick takes the first due rows by id ($1 of them, after id
+ * $2) that no earlier event of their order key holds back, judged in the
+ * statement's snapshot: an event delivered in this batch still holds its
+ * key's later events back until the next drain.  F is the plan form
+ * (base.h); set names what the update sets besides delivered_at, which it
+ * sets to now; in(e) restricts outbox row e (o updated, p picked, q
+ * earlier) to a shard's buckets, OKNO_SQL_ANY_BUCKET to none.
+ */
+#define OKNO_SQL_ANY_BUCKET(e) ""
+#define OKNO_SQL_DRAIN_AT(F, set, now, in) \
+	"WITH delivered AS (" \
+	" UPDATE %1$s.outbox AS o SET delivered_at = " now set \
+	"  WHERE o.id OPERATOR(pg_catalog.=) ANY (ARRAY(" \
+	"   SELECT p.id FROM %1$s.outbox AS p" \
+	"    WHERE" OKNO_SQL_OUTBOX_DUE_AT(F, "p", "$2", now, in("q")) in("p") \
+	"    ORDER BY p.id LIMIT $1 FOR UPDATE SKIP LOCKED))" in("o") \
+	"  RETURNING o.id, o.kind::pg_catalog.text AS kind, o.payload, o.attempts)" \
+	" SELECT id, kind, payload, attempts FROM delivered ORDER BY id"
+
+/*
  * A subscriber's delivery state and what reads and changes it, one table
  * for each kind of subscriber (routine.c): the default one's state is
  * outbox's own columns, a named one's its rows of okno_delivery.  A verb

@@ -88,15 +88,7 @@ static OknoPlan shard_buckets_plan = {
  */
 #define B_IN(e) " AND " e "." OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) ANY ($3)"
 static OknoPlan drain_shard_plan = {
-	.sql =
-	"WITH delivered AS ("
-	" UPDATE %1$s.outbox AS o SET delivered_at = $4"
-	"  WHERE o.id OPERATOR(pg_catalog.=) ANY (ARRAY("
-	"   SELECT p.id FROM %1$s.outbox AS p"
-	"    WHERE" OKNO_SQL_OUTBOX_DUE_AT(OKNO_F_CURRENT, "p", "$2", "$4", B_IN("q")) B_IN("p")
-	"    ORDER BY p.id LIMIT $1 FOR UPDATE SKIP LOCKED))" B_IN("o")
-	"  RETURNING o.id, o.kind::pg_catalog.text AS kind, o.payload, o.attempts)"
-	" SELECT id, kind, payload, attempts FROM delivered ORDER BY id",
+	.sql = OKNO_SQL_DRAIN_AT(OKNO_F_CURRENT, "", "$4", B_IN),
 	.nargs = 4,
 	.argtypes = {INT4OID, UUIDOID, INT4ARRAYOID, TIMESTAMPTZOID},
 	.cursor_options = CURSOR_OPT_CUSTOM_PLAN

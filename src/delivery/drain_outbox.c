@@ -110,22 +110,9 @@ static OknoPlan drain_one_0_1_plan = {
 	" RETURNING o.id, o.kind::pg_catalog.text, o.payload"
 };
 
-/*
- * The pick takes the first due rows by id that no earlier event of their
- * order key holds back, judged in the statement's snapshot: an event
- * delivered in this batch still holds its key's later events back until
- * the next drain.  F is the plan form (base.h); set names what the update
- * sets besides delivered_at.
- */
+/* set names what the update sets besides delivered_at (OKNO_SQL_DRAIN_AT) */
 #define OKNO_SQL_DRAIN(F, set) \
-	"WITH delivered AS (" \
-	" UPDATE %1$s.outbox AS o SET delivered_at = pg_catalog.clock_timestamp()" set \
-	"  WHERE o.id OPERATOR(pg_catalog.=) ANY (ARRAY(" \
-	"   SELECT p.id FROM %1$s.outbox AS p" \
-	"    WHERE" OKNO_SQL_OUTBOX_DUE(F, "p", "$2") \
-	"    ORDER BY p.id LIMIT $1 FOR UPDATE SKIP LOCKED))" \
-	"  RETURNING o.id, o.kind::pg_catalog.text AS kind, o.payload, o.attempts)" \
-	" SELECT id, kind, payload, attempts FROM delivered ORDER BY id"
+	OKNO_SQL_DRAIN_AT(F, set, "pg_catalog.clock_timestamp()", OKNO_SQL_ANY_BUCKET)
 
 #define OKNO_SQL_DRAIN_PLAIN(F) OKNO_SQL_DRAIN(F, "")
 static OknoPlan drain_plan = {
