@@ -25,11 +25,14 @@ COMMENT ON FUNCTION @extschema@.okno_outbox_bucket(text) IS
 -- on the coordinator, as README's "Scaling out with Citus" shows:
 -- actors and resources reference tables, bookings distributed by
 -- resource_id (its primary key becomes (resource_id, id)), idempotency by
--- actor_id, outbox by id.  PL/pgSQL, SECURITY INVOKER like the two above:
--- Citus's functions and the ALTER TABLEs run with the caller's rights, in
--- the caller's transaction.  It checks every table first and changes
--- nothing while one cannot be laid out; a table already laid out so is
--- left as it is.  okno's own tables stay each node's own.
+-- actor_id, outbox by bucket, a function of the event's order key, so that
+-- one key's events lie in one shard (outbox gets the integer column bucket
+-- where it lacks it, each row its bucket, and its primary key (id) becomes
+-- (bucket, id)).  PL/pgSQL, SECURITY INVOKER like the two above: Citus's
+-- functions and the ALTER TABLEs run with the caller's rights, in the
+-- caller's transaction.  It checks every table first and changes nothing
+-- while one cannot be laid out; a table already laid out so is left as it
+-- is.  okno's own tables stay each node's own.
 CREATE FUNCTION @extschema@.okno_distribute_tables()
 RETURNS TABLE (table_name text, layout text, action text)
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -40,9 +43,9 @@ DECLARE
     -- the five tables in the order they are laid out, and the column each
     -- is distributed by (NULL: a reference table)
     names pg_catalog.text[] := ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox'];
-    -- >>> the outbox's distribution column: this line, and the outbox step
-    -- below, are the only places that name it
-    columns pg_catalog.text[] := ARRAY[NULL, NULL, 'resource_id', 'actor_id', 'id'];
+    -- >>> the outbox's distribution column: this line is the only place
+    -- that names it (outbox's checks and its step below take it from here)
+    columns pg_catalog.text[] := ARRAY[NULL, NULL, 'resource_id', 'actor_id', 'bucket'];
     -- <<<
     schema_oid pg_catalog.oid;
     schema_name pg_catalog.text;
@@ -61,6 +64,9 @@ DECLARE
     kind "char";
     pkey_cols pg_catalog.text[];
     pkey_name pg_catalog.text;
+    has_bucket boolean;                      -- whether outbox has the column columns[5],
+    bucket_unfit pg_catalog.text;            -- and what keeps that from serving
+    bucket_expr pg_catalog.text;             -- an event's bucket, in SQL
     r record;
     i integer;
     any_todo boolean := false;
@@ -136,10 +142,34 @@ BEGIN
                          'then call okno_distribute_tables() again.';
     END IF;
 
+    -- outbox's column bucket, where it has one already, is a plain
+    -- integer: okno writes each event's where Citus distributes outbox by
+    -- it, and its rows' are written here before Citus copies them
+    qname := pg_catalog.format('%I.%I', schema_name, names[5]);
+    SELECT true,
+           CASE WHEN a.attgenerated OPERATOR(pg_catalog.<>) '' THEN 'a generated column'
+                WHEN a.attidentity OPERATOR(pg_catalog.<>) '' THEN 'an identity column'
+                WHEN a.atttypid OPERATOR(pg_catalog.<>) 'pg_catalog.int4'::pg_catalog.regtype::pg_catalog.oid
+                THEN pg_catalog.format('of type %s', pg_catalog.format_type(a.atttypid, a.atttypmod))
+           END
+      INTO has_bucket, bucket_unfit
+      FROM pg_catalog.pg_attribute AS a
+     WHERE a.attrelid OPERATOR(pg_catalog.=) rels[5] AND a.attname OPERATOR(pg_catalog.=) columns[5]
+       AND NOT a.attisdropped;
+    has_bucket := COALESCE(has_bucket, false);
+    IF bucket_unfit IS NOT NULL THEN
+        problems := problems || pg_catalog.format(
+            'outbox''s column %s is %s, where okno''s layout has it a plain integer; fix: %sALTER TABLE %s DROP COLUMN %I (okno_distribute_tables() adds it)',
+            columns[5], bucket_unfit,
+            CASE WHEN todo[5] THEN '' ELSE pg_catalog.format('SELECT undistribute_table(%L), then ', qname) END,
+            qname, columns[5]);
+    END IF;
+
     -- what a table to be distributed must be: its unique constraints and
     -- indexes hold its distribution column (bookings' primary key (id)
-    -- becomes (resource_id, id) here), its primary key is what okno's
-    -- calls look rows up by, and no foreign key points at it
+    -- becomes (resource_id, id) here, outbox's (bucket, id)), its primary
+    -- key is what okno's calls look rows up by, and no foreign key points
+    -- at it; outbox has order_key, of which an event's bucket is a function
     FOR i IN 1 .. 5 LOOP
         CONTINUE WHEN NOT todo[i];
         qname := pg_catalog.format('%I.%I', schema_name, names[i]);
@@ -176,14 +206,30 @@ BEGIN
             problems := problems || pg_catalog.format(
                 'idempotency''s primary key is %s, not (actor_id, request_key); fix: ALTER TABLE %s DROP CONSTRAINT ..., ADD PRIMARY KEY (actor_id, request_key)',
                 COALESCE('(' || pg_catalog.array_to_string(pkey_cols, ', ') || ')', 'missing'), qname);
+        ELSIF names[i] OPERATOR(pg_catalog.=) 'outbox' THEN
+            IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute AS a
+                            WHERE a.attrelid OPERATOR(pg_catalog.=) rels[i]
+                              AND a.attname OPERATOR(pg_catalog.=) 'order_key' AND NOT a.attisdropped) THEN
+                problems := problems || pg_catalog.format(
+                    'outbox has no column order_key (tables prepared for okno 0.7.0 or later have it), of which an event''s %s is a function; fix: SELECT * FROM okno_prepare_tables()',
+                    columns[i]);
+            END IF;
+            -- (pkey_cols is in name order: either order of the two)
+            IF pkey_cols IS NULL OR pkey_cols NOT IN (ARRAY['id'], ARRAY[columns[i], 'id'], ARRAY['id', columns[i]]) THEN
+                problems := problems || pg_catalog.format(
+                    'outbox''s primary key is %s, neither (id) nor (%s, id); fix: ALTER TABLE %s DROP CONSTRAINT ..., ADD PRIMARY KEY (id)',
+                    COALESCE('(' || pg_catalog.array_to_string(pkey_cols, ', ') || ')', 'missing'), columns[i], qname);
+            END IF;
         END IF;
-        -- every other unique or exclusion index holds the distribution column
+        -- every other unique or exclusion index holds the distribution
+        -- column (the primary keys of bookings and outbox are checked above,
+        -- and made to hold it below)
         FOR r IN
             SELECT x.indexrelid::pg_catalog.regclass::pg_catalog.text AS index_name
               FROM pg_catalog.pg_index AS x
              WHERE x.indrelid OPERATOR(pg_catalog.=) rels[i]
                AND (x.indisunique OR x.indisexclusion)
-               AND NOT (names[i] OPERATOR(pg_catalog.=) 'bookings' AND x.indisprimary)
+               AND NOT (names[i] OPERATOR(pg_catalog.=) ANY (ARRAY['bookings', 'outbox']) AND x.indisprimary)
                AND NOT EXISTS (SELECT FROM pg_catalog.pg_attribute AS a
                                 WHERE a.attrelid OPERATOR(pg_catalog.=) rels[i]
                                   AND a.attname OPERATOR(pg_catalog.=) columns[i]
@@ -294,10 +340,40 @@ BEGIN
             PERFORM pg_catalog.create_distributed_table(rels[4]::pg_catalog.regclass, columns[4],
                                                         colocate_with => 'none');
         END IF;
-        -- >>> the outbox: distributed by columns[5] (its primary key, id),
-        -- with Citus's default colocation
+        -- >>> the outbox: distributed by columns[5], bucket, a function of
+        -- the event's order key (its id as text for an event without one),
+        -- so that one key's events lie in one shard.  The column is added
+        -- where it is missing and every row's bucket written before Citus
+        -- copies the rows (okno writes it on its inserts from then on); the
+        -- primary key (id) becomes (bucket, id) under its own name.  A
+        -- colocation group of its own, as idempotency's: no statement joins
+        -- outbox to another table on its bucket
         IF todo[5] THEN
-            PERFORM pg_catalog.create_distributed_table(rels[5]::pg_catalog.regclass, columns[5]);
+            IF NOT has_bucket THEN
+                EXECUTE pg_catalog.format('ALTER TABLE %I.outbox ADD COLUMN %I integer', schema_name, columns[5]);
+            END IF;
+            -- okno_outbox_bucket(COALESCE(order key, id::text)), the order
+            -- key as okno's index outbox_order_key has it
+            bucket_expr := pg_catalog.format(
+                '%I.okno_outbox_bucket(COALESCE(CASE WHEN kind OPERATOR(pg_catalog.=) ''booking_created'' '
+                'OR kind OPERATOR(pg_catalog.=) ''booking_cancelled'' THEN payload OPERATOR(pg_catalog.->>) ''booking_id'' '
+                'ELSE order_key END, id::pg_catalog.text))',
+                schema_name);
+            EXECUTE pg_catalog.format('UPDATE %I.outbox SET %I = %s WHERE %I IS DISTINCT FROM %s',
+                                      schema_name, columns[5], bucket_expr, columns[5], bucket_expr);
+            EXECUTE pg_catalog.format('ALTER TABLE %I.outbox ALTER COLUMN %I SET NOT NULL', schema_name, columns[5]);
+            SELECT k.conname INTO pkey_name
+              FROM pg_catalog.pg_constraint AS k
+             WHERE k.conrelid OPERATOR(pg_catalog.=) rels[5] AND k.contype OPERATOR(pg_catalog.=) 'p'
+               AND k.conkey OPERATOR(pg_catalog.=) ARRAY[(SELECT a.attnum FROM pg_catalog.pg_attribute AS a
+                                                           WHERE a.attrelid OPERATOR(pg_catalog.=) rels[5]
+                                                             AND a.attname OPERATOR(pg_catalog.=) 'id')];
+            IF pkey_name IS NOT NULL THEN
+                EXECUTE pg_catalog.format('ALTER TABLE %I.outbox DROP CONSTRAINT %I, ADD CONSTRAINT %I PRIMARY KEY (%I, id)',
+                                          schema_name, pkey_name, pkey_name, columns[5]);
+            END IF;
+            PERFORM pg_catalog.create_distributed_table(rels[5]::pg_catalog.regclass, columns[5],
+                                                        colocate_with => 'none');
         END IF;
         -- <<<
         -- one constraint per ALTER TABLE: Citus adds a foreign key only alone
@@ -317,4 +393,4 @@ END
 $okno$;
 
 COMMENT ON FUNCTION @extschema@.okno_distribute_tables() IS
-'lay the application''s tables out on a Citus cluster, on the coordinator: actors and resources reference tables, bookings distributed by resource_id, idempotency by actor_id, outbox by id';
+'lay the application''s tables out on a Citus cluster, on the coordinator: actors and resources reference tables, bookings distributed by resource_id, idempotency by actor_id, outbox by bucket, a function of the event''s order key, so that one key''s events lie in one shard';

@@ -25,24 +25,59 @@ SELECT success, result
 -- the application's tables, as okno makes them (local to the coordinator)
 SELECT * FROM okno_create_tables();
 
+-- okno on the tables while they are local: two actors, two rooms, a
+-- booking (its booking_created event), an event with an order key and one
+-- without; the layout writes their buckets
+INSERT INTO actors (name) VALUES ('alice'), ('bob');
+INSERT INTO resources (name) VALUES ('room 1'), ('room 2');
+SELECT okno_create_booking(1, 'local-1',
+    '{"resource_id":2,"starts_at":"2030-01-02T10:00:00Z","ends_at":"2030-01-02T11:00:00Z"}') ->> 'status' AS status;
+SELECT okno_emit('thing', '{}', 'k1') IS NOT NULL AS emitted;
+SELECT okno_emit('thing', '{}') IS NOT NULL AS emitted;
+SELECT kind, payload, order_key FROM outbox ORDER BY id;
+
 -- Refused before anything changes: okno_distribute_tables() checks every
 -- table first.  Each case is made in a transaction that is rolled back.
 \set VERBOSITY default
 \set SHOW_CONTEXT never
--- a table laid out otherwise: idempotency distributed by request_key
+-- tables laid out otherwise: idempotency distributed by request_key,
+-- outbox by id
 BEGIN;
 ALTER TABLE idempotency DROP CONSTRAINT idempotency_actor_id_fkey;
 SELECT create_distributed_table('idempotency', 'request_key');
+SELECT create_distributed_table('outbox', 'id');
 SELECT * FROM okno_distribute_tables();
 ROLLBACK;
 -- tables that cannot be distributed as they are, every problem at once:
--- bookings' primary key neither (id) nor (resource_id, id), a unique index
--- on outbox without id, a foreign key from another table onto bookings
+-- bookings' primary key neither (id) nor (resource_id, id), outbox's
+-- neither (id) nor (bucket, id), a unique index on outbox without bucket,
+-- a foreign key from another table onto bookings
 BEGIN;
 ALTER TABLE bookings DROP CONSTRAINT bookings_pkey, ADD CONSTRAINT bookings_pkey PRIMARY KEY (id, starts_at);
+ALTER TABLE outbox DROP CONSTRAINT outbox_pkey, ADD CONSTRAINT outbox_pkey PRIMARY KEY (id, created_at);
 CREATE UNIQUE INDEX outbox_kind_once ON outbox (kind, created_at);
 CREATE TABLE booking_notes (booking_id bigint, booking_starts timestamptz, note text,
     FOREIGN KEY (booking_id, booking_starts) REFERENCES bookings (id, starts_at));
+SELECT * FROM okno_distribute_tables();
+ROLLBACK;
+-- outbox without order_key (tables not prepared for okno 0.7.0): an
+-- event's bucket is a function of its order key
+BEGIN;
+ALTER TABLE outbox DROP COLUMN order_key;
+SELECT * FROM okno_distribute_tables();
+ROLLBACK;
+-- outbox with a column bucket that is not an integer; and outbox
+-- distributed by such a column, which okno would not write
+BEGIN;
+ALTER TABLE outbox ADD COLUMN bucket text;
+SELECT * FROM okno_distribute_tables();
+ROLLBACK;
+BEGIN;
+ALTER TABLE outbox ADD COLUMN bucket text;
+UPDATE outbox SET bucket = order_key;
+UPDATE outbox SET bucket = 'none' WHERE bucket IS NULL;
+ALTER TABLE outbox DROP CONSTRAINT outbox_pkey, ADD CONSTRAINT outbox_pkey PRIMARY KEY (bucket, id);
+SELECT create_distributed_table('outbox', 'bucket');
 SELECT * FROM okno_distribute_tables();
 ROLLBACK;
 -- a missing table
@@ -58,21 +93,31 @@ CREATE ROLE regress_okno_citus_owner NOLOGIN;
 ALTER TABLE resources OWNER TO regress_okno_citus_owner;
 SELECT * FROM okno_distribute_tables();
 ROLLBACK;
--- nothing changed: no table in Citus's metadata, bookings' key (id)
+-- nothing changed: no table in Citus's metadata, bookings' key (id),
+-- outbox's key (id) and no column bucket
 SELECT count(*) AS tables_in_citus FROM pg_dist_partition;
 SELECT conname, pg_get_constraintdef(oid) AS definition
-  FROM pg_constraint WHERE conrelid = 'bookings'::regclass AND contype IN ('p', 'f')
+  FROM pg_constraint WHERE conrelid IN ('bookings'::regclass, 'outbox'::regclass) AND contype IN ('p', 'f')
  ORDER BY conname;
+SELECT count(*) AS outbox_bucket_columns
+  FROM pg_attribute WHERE attrelid = 'outbox'::regclass AND attname = 'bucket' AND NOT attisdropped;
 
 -- The layout README documents, by okno_distribute_tables() (the same
 -- steps as the plain Citus calls README gives as the alternative): the
 -- foreign keys onto actors and resources dropped, bookings' primary key
 -- made (resource_id, id) under its name, actors and resources reference
 -- tables, bookings distributed by resource_id, idempotency by actor_id,
--- outbox by id, the foreign keys added again.
+-- outbox given its column bucket, each row's written, its primary key made
+-- (bucket, id), and outbox distributed by bucket, the foreign keys added
+-- again.
 SELECT * FROM okno_distribute_tables();
 -- a second call: everything is laid out already, nothing changes
 SELECT * FROM okno_distribute_tables();
+-- Citus copied the rows the tables had into the shards and left them in
+-- the shells: removed, so that the shells are empty (citus_contract checks
+-- that okno writes none)
+SELECT count(truncate_local_data_after_distributing_table(t::regclass)) AS shells_truncated
+  FROM unnest(ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox']) AS t;
 
 -- the layout as Citus's metadata has it, on the coordinator and a worker
 SELECT table_name, citus_table_type, distribution_column
@@ -93,6 +138,22 @@ SELECT conname, contype, pg_get_constraintdef(oid) AS definition
  WHERE conrelid = 'bookings'::regclass
  ORDER BY conname;
 
+-- outbox's column bucket and primary key after the change
+SELECT attname, format_type(atttypid, atttypmod) AS type, attnotnull
+  FROM pg_attribute
+ WHERE attrelid = 'outbox'::regclass AND attname = 'bucket';
+SELECT conname, contype, pg_get_constraintdef(oid) AS definition
+  FROM pg_constraint
+ WHERE conrelid = 'outbox'::regclass
+ ORDER BY conname;
+-- every event written before the layout is in the bucket of its order key
+-- (its id as text for an event without one)
+SELECT count(*) AS events,
+       count(*) FILTER (WHERE bucket IS DISTINCT FROM okno_outbox_bucket(COALESCE(
+           CASE WHEN kind = 'booking_created' OR kind = 'booking_cancelled'
+                THEN payload ->> 'booking_id' ELSE order_key END, id::text))) AS wrong_bucket
+  FROM outbox;
+
 -- okno's own tables stay local: on each node its own, none in Citus's
 -- metadata
 SELECT count(*) AS okno_tables_in_citus
@@ -104,8 +165,6 @@ SELECT success, result
  ORDER BY nodeport;
 
 -- plain SQL through the layout: rows routed to the shards
-INSERT INTO actors (name) VALUES ('alice'), ('bob');
-INSERT INTO resources (name) VALUES ('room 1'), ('room 2');
 INSERT INTO bookings (resource_id, actor_id, starts_at, ends_at)
 VALUES (1, 1, '2030-01-01 10:00+00', '2030-01-01 11:00+00');
 -- the exclusion constraint holds within the shard of a resource (the
