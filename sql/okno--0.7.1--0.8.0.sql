@@ -380,6 +380,15 @@ BEGIN
         FOR i IN 1 .. pg_catalog.cardinality(fkey_names) LOOP
             EXECUTE pg_catalog.format('ALTER TABLE %s ADD CONSTRAINT %I %s', fkey_tables[i], fkey_names[i], fkey_defs[i]);
         END LOOP;
+        -- Citus copied each table's rows into its shards and left them in
+        -- the table itself, unseen: removed, so that no stale copy stays on
+        -- the coordinator's disk (the five are distributed now, so the
+        -- truncation's cascade along their foreign keys stays among them)
+        FOR i IN 1 .. 5 LOOP
+            IF todo[i] THEN
+                PERFORM pg_catalog.truncate_local_data_after_distributing_table(rels[i]::pg_catalog.regclass);
+            END IF;
+        END LOOP;
         PERFORM pg_catalog.set_config('citus.multi_shard_modify_mode', mode, true);
     END IF;
 

@@ -149,6 +149,8 @@ typedef struct OknoDeliveryRoutine
 						  int32 max_events, int ncols);
 	/* write the missing row of an event handed out as it was copied */
 	bool		(*adopt) (Datum id, Datum subscriber);
+	/* the per-event statements' $2 for event id, instead of the subscriber */
+	Datum		(*route) (Datum id);
 	OknoPlan   *lock;			/* attempts, parked: FOR UPDATE */
 	OknoPlan   *fail[OKNO_FAIL_NFORMS];	/* ($3 attempts, $4 error, $5
 										 * available_at, $6 parked_at) */
@@ -165,6 +167,7 @@ typedef struct OknoDeliveryRoutine
 /* routine.c */
 extern const OknoDeliveryRoutine okno_default_routine;
 extern const OknoDeliveryRoutine okno_named_routine;
+extern const OknoDeliveryRoutine okno_bucket_routine;
 extern const OknoDeliveryRoutine *okno_delivery_routine(const char *subscriber,
 														Datum *arg, char *argnull);
 extern uint64 okno_delivery_exec(const OknoDeliveryRoutine *r, OknoPlan *plan,

@@ -20,7 +20,10 @@
  * (failure.c, deadletter.c, drain.c, wait.c) is written once against it.
  *
  * Every per-event statement takes ($1 event id, $2 subscriber, ...); the
- * default subscriber's leave $2 unused.
+ * default subscriber's leave $2 unused.  Where Citus distributes outbox by
+ * bucket, the default subscriber has a third table, whose statements take
+ * the event's bucket as $2 (looked up by its route), so that Citus sends
+ * each to the event's shard: an id alone names no shard there.
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -46,6 +49,17 @@
 #define OUTBOX_FROM		"%1$s.outbox AS s"
 #define OUTBOX_EVENT	"s"
 #define OUTBOX_ROW		"s.id OPERATOR(pg_catalog.=) $1"
+
+/*
+ * The default subscriber's state where Citus distributes outbox by bucket:
+ * the event's row in its bucket ($2, looked up first by route_bucket), so
+ * that Citus sends each statement to the one shard
+ */
+#define BUCKET_TABLE	OUTBOX_TABLE
+#define BUCKET_FROM		OUTBOX_FROM
+#define BUCKET_EVENT	OUTBOX_EVENT
+#define BUCKET_ROW \
+	OUTBOX_ROW " AND s." OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) $2"
 
 #define DELIVERY_TABLE	"okno_delivery"
 #define DELIVERY_FROM \
@@ -159,6 +173,36 @@ static OknoPlan outbox_requeue_parked = {
 	.argtypes = {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
 };
 
+/*
+ * The default subscriber's per-event statements where Citus distributes
+ * outbox by bucket, each planned for its call (Citus routes it by the
+ * bucket's value), and the event's bucket ($1: its id; none: no such
+ * event)
+ */
+#define BUCKET_ARGS(n, ...) \
+	.nargs = n, .argtypes = {UUIDOID, INT4OID, __VA_ARGS__}, \
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+#define BUCKET_FAIL_ARGS BUCKET_ARGS(6, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID)
+static OknoPlan bucket_lock = {.sql = SQL_LOCK(BUCKET), BUCKET_ARGS(2)};
+static OknoPlan bucket_fail_row = {.sql = SQL_FAIL(BUCKET, "s"), BUCKET_FAIL_ARGS};
+static OknoPlan bucket_fail_columns = {.sql = SQL_FAIL(BUCKET, OUTBOX_COLUMNS), BUCKET_FAIL_ARGS};
+static OknoPlan bucket_fail_delivery = {
+	.sql = SQL_FAIL(BUCKET, OUTBOX_AS_DELIVERY(OKNO_F_CURRENT)),
+	BUCKET_FAIL_ARGS
+};
+static OknoPlan bucket_release = {.sql = SQL_RELEASE(BUCKET), BUCKET_ARGS(2)};
+static OknoPlan bucket_requeue = {.sql = SQL_REQUEUE(BUCKET), BUCKET_ARGS(2)};
+static OknoPlan bucket_discard_lock = {.sql = SQL_DISCARD_LOCK(BUCKET), BUCKET_ARGS(2)};
+static OknoPlan bucket_discard_done = {.sql = SQL_DISCARD_DONE(BUCKET), BUCKET_ARGS(3, TIMESTAMPTZOID)};
+static OknoPlan bucket_of_event = {
+	.sql =
+	"SELECT s." OKNO_OUTBOX_BUCKET_COLUMN " FROM %1$s.outbox AS s"
+	" WHERE s.id OPERATOR(pg_catalog.=) $1",
+	.nargs = 1,
+	.argtypes = {UUIDOID},
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+};
+
 static OknoPlan delivery_lock = {.sql = SQL_LOCK(DELIVERY), EVENT_ARGS};
 static OknoPlan delivery_fail = {.sql = SQL_FAIL(DELIVERY, "s"), FAIL_ARGS};
 static OknoPlan delivery_release = {.sql = SQL_RELEASE(DELIVERY), EVENT_ARGS};
@@ -241,17 +285,40 @@ write_delivered_row(Datum id, Datum subscriber)
 	return SPI_processed == 1;
 }
 
-/*
- * The default subscriber's drain takes no name; where Citus distributes
- * outbox by bucket it drains shard by shard (drain_buckets.c)
- */
+/* the default subscriber's drain takes no name */
 static uint64
 drain_outbox(ReturnSetInfo *rsinfo, const char *subscriber pg_attribute_unused(),
 			 int32 max_events, int ncols)
 {
-	if (okno_binding()->outbox_buckets)
-		return okno_drain_buckets(rsinfo, max_events, ncols);
 	return okno_drain_outbox(rsinfo, max_events, ncols);
+}
+
+/* where Citus distributes outbox by bucket, shard by shard (drain_buckets.c) */
+static uint64
+drain_buckets(ReturnSetInfo *rsinfo, const char *subscriber pg_attribute_unused(),
+			  int32 max_events, int ncols)
+{
+	return okno_drain_buckets(rsinfo, max_events, ncols);
+}
+
+/*
+ * The bucket of event id, for the bucket routine's statements ($2); an
+ * event that does not exist is looked for in bucket 0, where it is not
+ * either.
+ */
+static Datum
+route_bucket(Datum id)
+{
+	bool		isnull;
+	Datum		bucket;
+	int			rc;
+
+	rc = SPI_execute_plan(okno_plan(&bucket_of_event), &id, NULL, true, 1);
+	okno_check_spi(rc, SPI_OK_SELECT, "event's bucket");
+	if (SPI_processed == 0)
+		return Int32GetDatum(0);
+	bucket = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? Int32GetDatum(0) : bucket;
 }
 
 const OknoDeliveryRoutine okno_default_routine = {
@@ -265,6 +332,21 @@ const OknoDeliveryRoutine okno_default_routine = {
 	.requeue_parked = &outbox_requeue_parked,
 	.discard_lock = &outbox_discard_lock,
 	.discard_done = &outbox_discard_done,
+	.next_due = &outbox_next_due
+};
+
+const OknoDeliveryRoutine okno_bucket_routine = {
+	.table = OUTBOX_TABLE,
+	.drain = drain_buckets,
+	.adopt = NULL,
+	.route = route_bucket,
+	.lock = &bucket_lock,
+	.fail = {&bucket_fail_row, &bucket_fail_columns, &bucket_fail_delivery},
+	.release = &bucket_release,
+	.requeue = &bucket_requeue,
+	.requeue_parked = NULL,		/* refused (deadletter.c) */
+	.discard_lock = &bucket_discard_lock,
+	.discard_done = &bucket_discard_done,
 	.next_due = &outbox_next_due
 };
 
@@ -295,7 +377,9 @@ okno_delivery_routine(const char *subscriber, Datum *arg, char *argnull)
 		*arg = subscriber != NULL ? CStringGetTextDatum(subscriber) : (Datum) 0;
 		*argnull = subscriber != NULL ? ' ' : 'n';
 	}
-	return subscriber != NULL ? &okno_named_routine : &okno_default_routine;
+	if (subscriber != NULL)
+		return &okno_named_routine;
+	return okno_binding()->outbox_buckets ? &okno_bucket_routine : &okno_default_routine;
 }
 
 /*
@@ -310,7 +394,23 @@ okno_delivery_exec(const OknoDeliveryRoutine *r, OknoPlan *plan, Datum *values,
 				   const char *nulls, bool adopt, int expected, const char *what)
 {
 	int			rc;
+	Datum		routed[8];
+	char		routed_nulls[8];
 
+	/* ($2 the event's bucket: a copy of the arguments, the caller's stay) */
+	if (r->route != NULL)
+	{
+		Assert(plan->nargs <= (int) lengthof(routed));
+		memcpy(routed, values, plan->nargs * sizeof(Datum));
+		if (nulls != NULL)
+			memcpy(routed_nulls, nulls, plan->nargs);
+		else
+			memset(routed_nulls, ' ', plan->nargs);
+		routed[1] = r->route(values[0]);
+		routed_nulls[1] = ' ';
+		values = routed;
+		nulls = routed_nulls;
+	}
 	rc = SPI_execute_plan(okno_plan(plan), values, nulls, false, 0);
 	okno_check_spi(rc, expected, what);
 	if (SPI_processed == 0 && adopt && r->adopt != NULL && r->adopt(values[0], values[1]))
