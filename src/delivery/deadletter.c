@@ -83,8 +83,6 @@ okno_requeue_parked(PG_FUNCTION_ARGS)
 	}
 
 	PreventCommandIfReadOnly("okno_requeue_parked()");
-	if (okno_binding()->citus[OKNO_REL_OUTBOX])
-		okno_refuse_on_citus("okno_requeue_parked()");
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
@@ -94,10 +92,21 @@ okno_requeue_parked(PG_FUNCTION_ARGS)
 	else
 		chosen = okno_delivery_routine(okno_subscriber_of(fcinfo, 0, "okno_requeue_parked()"),
 									   &values[3], &nulls[3]);
-	for (i = 0; i < (int) lengthof(routines); i++)
-		if (all || routines[i] == chosen)
-			n += okno_delivery_exec(routines[i], routines[i]->requeue_parked, values, nulls,
-									false, SPI_OK_UPDATE, "outbox bulk requeue");
+	if (okno_binding()->citus[OKNO_REL_OUTBOX])
+	{
+		/* the default subscriber's, shard by shard (drain_buckets.c) */
+		if (!okno_binding()->outbox_buckets)
+			okno_refuse_on_citus("okno_requeue_parked()");
+		if (chosen != NULL && chosen != &okno_bucket_routine)
+			okno_refuse_on_citus("okno_requeue_parked() with a subscriber");
+		n = okno_buckets_exec(okno_bucket_routine.requeue_parked, values, nulls,
+							  SPI_OK_UPDATE, "outbox bulk requeue");
+	}
+	else
+		for (i = 0; i < (int) lengthof(routines); i++)
+			if (all || routines[i] == chosen)
+				n += okno_delivery_exec(routines[i], routines[i]->requeue_parked, values, nulls,
+										false, SPI_OK_UPDATE, "outbox bulk requeue");
 	okno_spi_finish();
 	okno_guard_end(&guard);
 

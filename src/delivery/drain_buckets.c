@@ -308,3 +308,36 @@ okno_buckets_due(void)
 	}
 	return false;
 }
+
+/*
+ * Run plan, a statement of one shard whose last argument (of nargs) is the
+ * shard's buckets, on every shard with values and nulls for the others;
+ * the rows it processed in all.  The caller is connected to SPI.
+ */
+uint64
+okno_buckets_exec(OknoPlan *plan, const Datum *values, const char *nulls,
+				  int expected, const char *what)
+{
+	Datum		args[8];
+	char		argnulls[8];
+	int			last = plan->nargs - 1;
+	uint64		n = 0;
+	int			k;
+
+	Assert(plan->nargs <= (int) lengthof(args));
+	memcpy(args, values, last * sizeof(Datum));
+	memcpy(argnulls, nulls, last);
+	argnulls[last] = ' ';
+	find_shards();
+	for (k = 0; k < layout.nshards; k++)
+	{
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		args[last] = layout.shards[k].buckets;
+		rc = SPI_execute_plan(okno_plan(plan), args, argnulls, false, 0);
+		okno_check_spi(rc, expected, what);
+		n += SPI_processed;
+	}
+	return n;
+}

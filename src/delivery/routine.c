@@ -158,19 +158,31 @@ static OknoPlan outbox_next_due = {
  * parked_before; NULL matches anything), locked in id order so that two
  * bulk requeues never deadlock, requeued
  */
+#define SQL_OUTBOX_REQUEUE_PARKED(in) \
+	"WITH picked AS (" \
+	" SELECT s.id FROM %1$s.outbox AS s" \
+	"  WHERE s.parked_at IS NOT NULL AND s.delivered_at IS NULL" in \
+	"    AND ($1::pg_catalog.text IS NULL OR s.kind::pg_catalog.text OPERATOR(pg_catalog.=) $1)" \
+	"    AND ($2::pg_catalog.text IS NULL OR s.last_error OPERATOR(pg_catalog.~~) $2)" \
+	"    AND ($3::pg_catalog.timestamptz IS NULL OR s.parked_at OPERATOR(pg_catalog.<) $3)" \
+	"  ORDER BY s.id FOR UPDATE)" \
+	" UPDATE %1$s.outbox AS s SET parked_at = NULL, attempts = 0, available_at = NULL" \
+	"  FROM picked WHERE s.id OPERATOR(pg_catalog.=) picked.id" in
 static OknoPlan outbox_requeue_parked = {
-	.sql =
-	"WITH picked AS ("
-	" SELECT s.id FROM %1$s.outbox AS s"
-	"  WHERE s.parked_at IS NOT NULL AND s.delivered_at IS NULL"
-	"    AND ($1::pg_catalog.text IS NULL OR s.kind::pg_catalog.text OPERATOR(pg_catalog.=) $1)"
-	"    AND ($2::pg_catalog.text IS NULL OR s.last_error OPERATOR(pg_catalog.~~) $2)"
-	"    AND ($3::pg_catalog.timestamptz IS NULL OR s.parked_at OPERATOR(pg_catalog.<) $3)"
-	"  ORDER BY s.id FOR UPDATE)"
-	" UPDATE %1$s.outbox AS s SET parked_at = NULL, attempts = 0, available_at = NULL"
-	"  FROM picked WHERE s.id OPERATOR(pg_catalog.=) picked.id",
+	.sql = SQL_OUTBOX_REQUEUE_PARKED(""),
 	.nargs = 4,
 	.argtypes = {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
+};
+
+/*
+ * The same of one shard's buckets ($5), where Citus distributes outbox by
+ * bucket (drain_buckets.c's okno_buckets_exec runs it for each shard)
+ */
+static OknoPlan bucket_requeue_parked = {
+	.sql = SQL_OUTBOX_REQUEUE_PARKED(" AND s." OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) ANY ($5)"),
+	.nargs = 5,
+	.argtypes = {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, INT4ARRAYOID},
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
 };
 
 /*
@@ -344,7 +356,7 @@ const OknoDeliveryRoutine okno_bucket_routine = {
 	.fail = {&bucket_fail_row, &bucket_fail_columns, &bucket_fail_delivery},
 	.release = &bucket_release,
 	.requeue = &bucket_requeue,
-	.requeue_parked = NULL,		/* refused (deadletter.c) */
+	.requeue_parked = &bucket_requeue_parked,	/* per shard */
 	.discard_lock = &bucket_discard_lock,
 	.discard_done = &bucket_discard_done,
 	.next_due = &outbox_next_due
