@@ -29,6 +29,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "commands/sequence.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
@@ -65,11 +66,18 @@ static OknoPlan insert_booking_plan = {
 };
 
 /* the key-first order: the booking's id, drawn before the key is claimed */
-static OknoPlan next_booking_id_plan = {
+/*
+ * The key-first order: the sequence of bookings.id ($1: bookings, $2 its
+ * name) and whether the column is an identity
+ */
+static OknoPlan booking_id_sequence_plan = {
 	.sql =
-	"SELECT pg_catalog.nextval(pg_catalog.pg_get_serial_sequence($1, 'id'))",
-	.nargs = 1,
-	.argtypes = {TEXTOID},
+	"SELECT pg_catalog.pg_get_serial_sequence($2, 'id')::pg_catalog.regclass::pg_catalog.oid,"
+	"       a.attidentity OPERATOR(pg_catalog.<>) ''"
+	"  FROM pg_catalog.pg_attribute AS a"
+	" WHERE a.attrelid OPERATOR(pg_catalog.=) $1 AND a.attname OPERATOR(pg_catalog.=) 'id'",
+	.nargs = 2,
+	.argtypes = {OIDOID, TEXTOID},
 	.own = true
 };
 
@@ -161,28 +169,44 @@ insert_booking(int32 actor, const OknoBookingIn *in, int64 id)
 /*
  * The booking's id, drawn from the sequence of bookings.id before the
  * booking is written (its identity's or serial's: the binding requires a
- * default, which the key-first order cannot use).
+ * default, which the key-first order cannot use), as the column's default
+ * would draw it: an identity's without a privilege on the sequence, a
+ * serial's default with USAGE or UPDATE on it.  The sequence is looked up
+ * once per binding.
  */
 static int64
 draw_booking_id(void)
 {
-	Datum		arg;
-	Datum		d;
-	bool		isnull;
-	int			rc;
+	static uint64 generation = 0;
+	static Oid	seq = InvalidOid;
+	static bool identity = false;
+	const char *bookings = quote_qualified_identifier(okno_schema_name(), "bookings");
 
-	arg = CStringGetTextDatum(quote_qualified_identifier(okno_schema_name(), "bookings"));
-	rc = SPI_execute_plan(okno_plan(&next_booking_id_plan), &arg, NULL, false, 1);
-	okno_check_spi(rc, SPI_OK_SELECT, "booking id");
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("bookings.id has no sequence to draw a booking's id from"),
-				 errdetail("Where Citus distributes idempotency, okno writes a booking's key before the booking and draws its id from the sequence of an identity or serial column."),
-				 errhint("Make bookings.id an identity column: ALTER TABLE %s ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY.",
-						 quote_qualified_identifier(okno_schema_name(), "bookings"))));
-	return DatumGetInt64(d);
+	if (generation != okno_cache_generation() || !OidIsValid(seq))
+	{
+		Datum		args[2];
+		bool		isnull;
+		int			rc;
+
+		args[0] = ObjectIdGetDatum(okno_relid(OKNO_REL_BOOKINGS));
+		args[1] = CStringGetTextDatum(bookings);
+		rc = SPI_execute_plan(okno_plan(&booking_id_sequence_plan), args, NULL, true, 1);
+		okno_check_spi(rc, SPI_OK_SELECT, "booking id's sequence");
+		seq = SPI_processed == 1 ?
+			DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+										   1, &isnull)) : InvalidOid;
+		if (SPI_processed != 1 || isnull || !OidIsValid(seq))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("bookings.id has no sequence to draw a booking's id from"),
+					 errdetail("Where Citus distributes idempotency, okno writes a booking's key before the booking and draws its id from the sequence of an identity or serial column."),
+					 errhint("Make bookings.id an identity column: ALTER TABLE %s ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY.",
+							 bookings)));
+		identity = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											  2, &isnull));
+		generation = okno_cache_generation();
+	}
+	return nextval_internal(seq, !identity);
 }
 
 /*

@@ -58,8 +58,9 @@
 #include "pure/bucket.h"
 
 /*
- * The buckets of each of outbox's shards, those placed on this node first
- * ($1: outbox; the metadata is Citus's, in pg_catalog).
+ * The buckets of each of outbox's shards, and whether it is placed on this
+ * node, in the shards' order ($1: outbox; the metadata is Citus's, in
+ * pg_catalog).
  */
 static OknoPlan shard_buckets_plan = {
 	.sql =
@@ -75,7 +76,7 @@ static OknoPlan shard_buckets_plan = {
 	"  AND pl.groupid OPERATOR(pg_catalog.=)"
 	"      (SELECT g.groupid FROM pg_catalog.pg_dist_local_group AS g)"
 	" GROUP BY s.shardid"
-	" ORDER BY here DESC, s.shardid",
+	" ORDER BY s.shardid",
 	.nargs = 1,
 	.argtypes = {REGCLASSOID}
 };
@@ -123,8 +124,13 @@ static struct
 	uint64		generation;		/* of the binding they were found under */
 	MemoryContext cxt;
 	int			nshards;
-	int			nhere;			/* the first nhere are this node's */
-	ShardBuckets *shards;
+	ShardBuckets *shards;		/* in the shards' order, the same on every
+								 * node: statements that wait for locks go
+								 * so, and never deadlock on each other */
+	int			nhere;
+	int		   *drain_order;	/* the drains' order: this node's shards
+								 * first (the first nhere), each part from
+								 * the call's turn on */
 	uint32		turn;			/* where the next call starts */
 } layout;
 
@@ -146,6 +152,8 @@ find_shards(void)
 	Datum		arg = ObjectIdGetDatum(okno_relid(OKNO_REL_OUTBOX));
 	MemoryContext oldcxt;
 	uint64		i;
+	int			j;
+	int			k;
 	int			rc;
 
 	if (layout.cxt != NULL && layout.generation == generation)
@@ -162,6 +170,7 @@ find_shards(void)
 	okno_check_spi(rc, SPI_OK_SELECT, "outbox shards");
 	oldcxt = MemoryContextSwitchTo(layout.cxt);
 	layout.shards = palloc0(sizeof(ShardBuckets) * Max(SPI_processed, 1));
+	layout.drain_order = palloc0(sizeof(int) * Max(SPI_processed, 1));
 	for (i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
@@ -174,9 +183,13 @@ find_shards(void)
 		s->here = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i],
 											 SPI_tuptable->tupdesc, 2, &isnull));
 		if (s->here)
-			layout.nhere++;
+			layout.drain_order[layout.nhere++] = layout.nshards;
 		layout.nshards++;
 	}
+	/* then the others, in the shards' order */
+	for (k = 0, j = layout.nhere; k < layout.nshards; k++)
+		if (!layout.shards[k].here)
+			layout.drain_order[j++] = k;
 	MemoryContextSwitchTo(oldcxt);
 	layout.generation = generation;
 }
@@ -189,8 +202,8 @@ shard_of_call(int k)
 	int			nelse = layout.nshards - nhere;
 
 	if (k < nhere)
-		return &layout.shards[(k + layout.turn) % nhere];
-	return &layout.shards[nhere + (k - nhere + layout.turn) % nelse];
+		return &layout.shards[layout.drain_order[(k + layout.turn) % nhere]];
+	return &layout.shards[layout.drain_order[nhere + (k - nhere + layout.turn) % nelse]];
 }
 
 /*
@@ -311,8 +324,10 @@ okno_buckets_due(void)
 
 /*
  * Run plan, a statement of one shard whose last argument (of nargs) is the
- * shard's buckets, on every shard with values and nulls for the others;
- * the rows it processed in all.  The caller is connected to SPI.
+ * shard's buckets, on every shard with values and nulls for the others, in
+ * the shards' order (the same on every node: two runs that lock rows wait
+ * for each other, never deadlock); the rows it processed in all.  The
+ * caller is connected to SPI.
  */
 uint64
 okno_buckets_exec(OknoPlan *plan, const Datum *values, const char *nulls,

@@ -6,3 +6,14 @@ INSERT INTO resources (name) SELECT 'room ' || g FROM generate_series(3, 6) AS g
 \set room_b 4
 \set day 01
 \i test/citus/contract.psql
+
+-- a role that may read and insert into the tables, and nothing of
+-- bookings.id's sequence: a create draws the booking's id as the identity
+-- column would, without a privilege on the sequence
+CREATE ROLE regress_okno_citus_app LOGIN;  -- (Citus connects to the workers as the role)
+GRANT SELECT, INSERT ON actors, resources, bookings, idempotency, outbox TO regress_okno_citus_app;
+SET ROLE regress_okno_citus_app;
+SELECT okno_create_booking(2, 'c-app', '{"resource_id":6,"starts_at":"2030-06-01T10:00:00Z","ends_at":"2030-06-01T11:00:00Z"}') ->> 'status' AS status;
+RESET ROLE;
+REVOKE ALL ON actors, resources, bookings, idempotency, outbox FROM regress_okno_citus_app;
+DROP ROLE regress_okno_citus_app;
