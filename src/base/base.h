@@ -243,6 +243,7 @@ extern bool okno_citus_table(Oid relid);
 extern bool okno_outbox_bucket_column(Oid relid, bool citus);
 pg_noreturn extern void okno_refuse_on_citus(const char *what);
 extern bool okno_binding_citus(const OknoBinding *b);
+extern void okno_require_outbox_buckets(const OknoBinding *b, const char *fname);
 extern const char *okno_error_constraint(const ErrorData *edata, bool citus);
 
 /*

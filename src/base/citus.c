@@ -210,3 +210,19 @@ okno_binding_citus(const OknoBinding *b)
 			return true;
 	return false;
 }
+
+/*
+ * Refuse fname where Citus distributes outbox, but not by bucket (by id,
+ * by hand): okno's delivery statements need a shard's events to be
+ * named by their buckets.
+ */
+void
+okno_require_outbox_buckets(const OknoBinding *b, const char *fname)
+{
+	if (b->citus[OKNO_REL_OUTBOX] && !b->outbox_buckets)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s needs outbox distributed by bucket", fname),
+				 errdetail("Citus distributes outbox otherwise; okno delivers events where it is distributed by its column bucket, a function of each event's order key."),
+				 errhint("Undistribute it (SELECT undistribute_table('outbox')), then lay the tables out with SELECT * FROM okno_distribute_tables().")));
+}

@@ -76,6 +76,7 @@ drain(FunctionCallInfo fcinfo, const char *fname, DrainOf of, int argno,
 		if (subscriber != NULL && okno_binding()->citus[OKNO_REL_OUTBOX])
 			okno_refuse_on_citus(psprintf("%s with a subscriber", fname));
 	}
+	okno_require_outbox_buckets(okno_binding(), fname);
 	r = okno_delivery_routine(subscriber, NULL, NULL);
 
 	InitMaterializedSRF(fcinfo, 0);

@@ -511,6 +511,7 @@ okno_wait(PG_FUNCTION_ARGS)
 										&who.arg, &who.argnull);
 	if (who.argnull != 'n' && okno_binding()->citus[OKNO_REL_OUTBOX])
 		okno_refuse_on_citus("okno_wait() with a subscriber");
+	okno_require_outbox_buckets(okno_binding(), "okno_wait()");
 
 	okno_wait_tag(&tag, OKNO_WAIT_TAG_WAITERS);
 	if (LockAcquire(&tag, ShareLock, true, true) == LOCKACQUIRE_NOT_AVAIL)

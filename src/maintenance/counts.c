@@ -183,6 +183,7 @@ run_counts(OknoPlan *plan, OknoPlan *buckets_plan)
 	int			rc;
 
 	args[0] = ObjectIdGetDatum(okno_relid(OKNO_REL_OUTBOX));
+	okno_require_outbox_buckets(okno_binding(), "okno_outbox_status");
 	if (okno_binding()->outbox_buckets)
 	{
 		bool		isnull;
