@@ -194,6 +194,64 @@ class Run:
         # (okno_canonical_json of 1 KiB), before and after (the create loop on
         # okno before its change and on this tree)
         self.s8 = {lv: self.cpu_net("s8", lv) for lv in ("tx", "json", "before", "after")}
+        # scenario 9 (Citus): creates as variant pair tx failed tps lat log,
+        # tps the steady rate of the run's progress lines; the commands Citus
+        # logged, as what variant node n log; drainers, as variant rep
+        # drainer t_start t_end calls events pending_after
+        self.s9_create = []
+        for v, pair, tx, failed, tps, lat, log in self.rows("s9_create.tsv"):
+            steady = steady_tps(os.path.join(d, log))
+            self.s9_create.append((v, pair, steady if steady is not None else float(tps), int(failed or 0)))
+        self.s9_rt = self.rows("s9_rt.tsv")
+        self.s9_drain = self.rows("s9_drain.tsv")
+
+    def s9_tps(self, variant):
+        return [t for v, _p, t, _f in self.s9_create if v == variant]
+
+    def s9_pairs(self):
+        """okno ÷ the floor's TPS, per pair (the two runs one after the other)"""
+        by = {}
+        for v, pair, tps, _f in self.s9_create:
+            by.setdefault(pair, {})[v] = tps
+        return [b["okno"] / b["floor_citus"] for _p, b in sorted(by.items(), key=lambda x: int(x[0]))
+                if b.get("okno") and b.get("floor_citus")]
+
+    def s9_commands(self, log):
+        """{kind: n} of the NOTICE lines citus.log_remote_commands and
+        log_local_commands left in LOG: remote commands by kind, and local"""
+        out = {"begin": 0, "statement": 0, "prepare": 0, "commit_prepared": 0, "commit": 0, "local": 0}
+        path = os.path.join(self.d, log)
+        if not os.path.exists(path):
+            return out
+        with open(path) as f:
+            for ln in f:
+                if "executing the command locally: " in ln:
+                    out["local"] += 1
+                    continue
+                if "issuing " not in ln:
+                    continue
+                cmd = ln.split("issuing ", 1)[1].lstrip()
+                if cmd.startswith("BEGIN"):
+                    out["begin"] += 1
+                elif cmd.startswith("PREPARE TRANSACTION"):
+                    out["prepare"] += 1
+                elif cmd.startswith("COMMIT PREPARED"):
+                    out["commit_prepared"] += 1
+                elif cmd.startswith(("COMMIT", "ROLLBACK", "ABORT")):
+                    out["commit"] += 1
+                else:
+                    out["statement"] += 1
+        return out
+
+    def s9_rates(self, variant):
+        """events/s of each repetition of VARIANT's drain: every drainer's
+        events ÷ the wall time from the first start to the last end"""
+        by = {}
+        for v, rep, _dr, t0, t1, _calls, events, _left in self.s9_drain:
+            if v == variant:
+                by.setdefault(rep, []).append((float(t0), float(t1), int(events)))
+        return [sum(e for _a, _b, e in xs) / (max(b for _a, b, _e in xs) - min(a for a, _b, _e in xs))
+                for _rep, xs in sorted(by.items()) if max(b for _a, b, _e in xs) > min(a for a, _b, _e in xs)]
 
     def s6_cpu_pairs(self):
         """scenario 6's create CPU with three subscribers ÷ with none, per repetition"""
@@ -397,6 +455,15 @@ class Run:
             a, b = med(self.s4[hi].get("okno", ([], []))[0]), med(self.s4[lo].get("okno", ([], []))[0])
             target("growth", f"create cost at {fmt(hi, 0)} rows ÷ empty ({fmt(lo, 0)} seed rows)",
                    ratio(a, b), "<=", 1.30, f"{fmt(a)} µs ÷ {fmt(b)} µs")
+        if self.s9_create:
+            pairs = self.s9_pairs()
+            a, b = med(self.s9_tps("okno")), med(self.s9_tps("floor_citus"))
+            target("citus_tps_floor",
+                   "on a Citus cluster: okno create TPS ÷ the same three INSERTs by hand, 2 clients on the "
+                   "coordinator (median of the paired runs' ratios)",
+                   med(pairs), ">=", 0.90,
+                   f"{len(pairs)} pairs, ratios {fmt(min(pairs)) if pairs else '–'}–{fmt(max(pairs)) if pairs else '–'}; "
+                   f"medians {fmt(a)} ÷ {fmt(b)} TPS")
         # scenario 6: subscribers
         if self.s6:
             pq = med(self.s6_rates("drain", "pgq_batch"))
@@ -1203,6 +1270,117 @@ if any(R.s8.get(lv) for lv in ("tx", "json", "before", "after")):
             w("Pairs' ratios in order: " + ", ".join(fmt(x) for x in pr) + ".")
             w("")
 
+if R.s9_create or R.s9_drain or meta.get("s9_skipped"):
+    w("## 9. okno on a Citus cluster")
+    w("")
+if meta.get("s9_skipped"):
+    w(f"Skipped: {meta['s9_skipped']} (tools/citus builds Citus from the vendored archive; "
+      "`make test-citus` says what it needs).")
+    w("")
+elif R.s9_create or R.s9_drain:
+    run9 = (meta.get("s9_run", "") + "\t\t\t").split("\t")
+    shards = meta.get("s9_shards", "?")
+    w(f"A coordinator and two workers (`tools/citus start`; {meta.get('s9_citus', 'Citus ?').split(' on ')[0]}, "
+      f"okno {meta.get('s9_okno', '?')}, okno.so md5 {meta.get('s9_okno_so', '?')}, the servers of "
+      f"`{meta.get('s9_server', '?')}`), all three on this machine, each with `{meta.get('s9_settings', '?')}` "
+      f"(tools/citus's settings: fsync off, so a commit costs no flush and the figures are CPU and round trips). "
+      f"The layout of `okno_distribute_tables()` ({shards} shards), the actors and resources of the other "
+      "scenarios, `bench/citus.sql`.")
+    w("")
+    pairs = R.s9_pairs()
+    a, b = med(R.s9_tps("okno")), med(R.s9_tps("floor_citus"))
+    if pairs:
+        w("### Creates")
+        w("")
+        w(f"pgbench on the coordinator, 2 clients, `-M prepared`, {run9[1] or secs} s runs (the steady rate of "
+          "each run's progress lines), okno (`bench/pgbench/create_okno.sql`) and the floor alternated in "
+          f"{len(pairs)} pair{'s' if len(pairs) != 1 else ''}, their order swapped every pair. The floor on a cluster is the same three rows "
+          "as three INSERTs in one transaction (`bench/pgbench/create_floor_citus.sql`: the booking's id "
+          "carried by the client, the event's bucket computed as okno's is); the one-statement floor of "
+          "scenario 2 Citus plans through the coordinator.")
+        w("")
+        w("| | TPS |")
+        w("|---|---:|")
+        w(f"| okno_create_booking | {stat(R.s9_tps('okno'))} |")
+        w(f"| three INSERTs by hand | {stat(R.s9_tps('floor_citus'))} |")
+        w(f"| okno ÷ by hand, per pair (target ≥ 0.90) | {stat(pairs)}: **{'PASS' if med(pairs) >= 0.9 else 'MISS'}** |")
+        w(f"| ratio of the medians | {fmt(ratio(a, b))} |")
+        w("")
+        w("Pairs' ratios in order: " + ", ".join(fmt(x) for x in pairs) + ".")
+        failed = sum(f for _v, _p, _t, f in R.s9_create)
+        if failed:
+            w(f"({failed} transactions failed in these runs.)")
+        w("")
+    if R.s9_rt:
+        w("### Commands between the nodes")
+        w("")
+        w("One create made in a session with `citus.log_remote_commands` and `citus.log_local_commands` on "
+          "(pgbench `-t 1`, after one create in another session), on the coordinator and on worker 1; and "
+          f"one drainer (`okno_drain(1000)` until it hands out nothing, each call its own transaction) of "
+          f"{fmt(int(run9[2]), 0) if run9[2] else '?'} pending events written by `okno_emit`. Remote: the commands the node sent to "
+          "another (each a round trip on its connection; Citus sends a transaction's PREPAREs and COMMIT "
+          "PREPAREDs to its connections in parallel); local: the shard statements it ran on its own shards.")
+        w("")
+        w("| what | on | remote commands | BEGIN | statements | PREPARE | COMMIT PREPARED | COMMIT | local |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        names9 = {"okno": "okno_create_booking", "floor_citus": "three INSERTs by hand"}
+        for what, v, node, n, log in R.s9_rt:
+            c = R.s9_commands(log)
+            n = int(n) or 1
+            per = "" if what == "create" else f" (per event, of {fmt(n, 0)})"
+            rem = sum(c[k] for k in ("begin", "statement", "prepare", "commit_prepared", "commit"))
+            d = 0 if what == "create" else 3
+            cells = [fmt(x / n, d) for x in (rem, c["begin"], c["statement"], c["prepare"], c["commit_prepared"],
+                                             c["commit"], c["local"])]
+            label = names9.get(v, v) if what == "create" else "okno_drain(1000), all events"
+            w(f"| {label}{per} | {node} | " + " | ".join(cells) + " |")
+        w("")
+        drains = [(node, int(n), R.s9_commands(log)) for what, _v, node, n, log in R.s9_rt if what == "drain"]
+        if drains:
+            w("The drainers' totals: " + "; ".join(
+                f"{node}: {sum(v for k, v in c.items() if k != 'local')} remote and {c['local']} local commands "
+                f"for {fmt(n, 0)} events" for node, n, c in drains) + ".")
+            w("")
+    if R.s9_drain:
+        w("### Drains")
+        w("")
+        w(f"{fmt(int(run9[2]), 0) if run9[2] else '?'} events written by `okno_emit` in transactions of 1,000 (half keyed over 2,000 "
+          "keys, half without a key: as docs/citus/DRAINS.md §3.4), then drained by `okno_drain(1000)` until a "
+          "call hands out nothing, each call its own transaction (`bench.drain_all`, one session); events/s "
+          "= the events ÷ the wall time from the first drainer's start to the last one's end. One server: "
+          "the same fill and drain in a database without Citus on the coordinator's server (same settings). "
+          f"{run9[3] or '?'} repetition{'s' if run9[3] != '1' else ''}, the three alternated.")
+        w("")
+        local = med(R.s9_rates("local"))
+        w("| drainers | events/s | ÷ one server |")
+        w("|---|---:|---:|")
+        for v, label in (("coordinator", "one on the coordinator"), ("workers", "one on each worker, at once"),
+                         ("local", "one server (no Citus), one drainer")):
+            rs = R.s9_rates(v)
+            if rs:
+                w(f"| {label} | {stat(rs, 0)} | {fmt(ratio(med(rs), local)) if v != 'local' else ''} |")
+        w("")
+        left = sum(int(r[7]) for r in R.s9_drain)
+        dup = [r for r in R.s9_drain if r[0] != "workers" and int(r[6]) != int(run9[2] or 0)]
+        w(f"Events left pending after the drains: {left}." + (" Some single drainers handed out another count "
+          "than was written." if dup else ""))
+        w("")
+    w("What this says. Three servers and the clients share this machine's 2 cores, so the figures "
+      "compare okno with hand-written SQL on the same cluster; they are not what a cluster can do. A "
+      "create on the cluster is a distributed transaction: its key lives in the actor's shard and its "
+      "booking in the resource's, so Citus commits it with two-phase commit between the two "
+      "(PREPARE and COMMIT PREPARED on each) — the cluster's price, paid alike by the hand-written "
+      "INSERTs; okno adds the key's lookup (one more statement) and saves the client's round trips (one "
+      "call instead of five). A create made on a worker runs the statements on its own shards locally "
+      "and prepares only the remote ones. What scales with workers: the shard statements of creates "
+      "spread over the workers' cores and disks, any node takes creates, and a drainer per worker "
+      "drains its own shards locally (its remote commands only for the shards of others, once its own "
+      "are empty), so drains should grow about linearly with workers on real machines, while here the "
+      "per-worker drainers compete with the other servers for the same two cores. What does not: every "
+      "create's 2PC round trips (latency, not throughput, on a real network), and one drainer's "
+      "statement per shard per call.")
+    w("")
+
 w("## Plot")
 w("")
 w("![okno beside its baselines](bench.png)")
@@ -1218,6 +1396,7 @@ w("make bench                      # tools/bench: this report, docs/bench.png; a
 w("BENCH_QUICK=1 make bench        # a smoke run, about 4 minutes; report in bench/results/<run>/ only")
 w("BENCH_ONLY=s5 tools/bench       # scenario 5 only (about 4 minutes); report in bench/results/<run>/ only")
 w("BENCH_ONLY=s8 tools/bench       # scenario 8 only (okno_idempotent, okno_canonical_json, create before/after)")
+w("BENCH_ONLY=s9 tools/bench       # scenario 9 only: okno on a Citus cluster (tools/citus start; no single cluster)")
 w("BENCH_SECONDS=20 make bench     # the 20 s pgbench runs of the brief (about 45 minutes)")
 w("BENCH_INSTALL=0 tools/bench     # measure the okno already installed instead of building this tree")
 w("tools/bench profile             # perf profile of okno_create_booking: bench/results/profile-<run>/PROFILE.md")
@@ -1306,7 +1485,8 @@ w("- Plans: okno and the baselines get plans from the planner's statistics like 
 w("- Raw data: `bench/results/<run>/` (`<run>-pg<version>/` for another version; not committed): "
   "meta.tsv, cpu.tsv, s2.tsv, relay.tsv and relay/, s3*.tsv, wake_latency.tsv, wake_tps.tsv and wake/ "
   "(the probe's samples), pgbench/ logs, commands.txt, fidelity.txt, fidelity_idempotent.txt, "
-  "s8_request_1k.json; "
+  "s8_request_1k.json, s9_create.tsv, s9_rt.tsv, s9_drain.tsv and s9/ (scenario 9's pgbench logs and "
+  "the commands Citus logged); "
   "`bench/report.py` derives every figure of this report from them.")
 w("")
 

@@ -1,7 +1,9 @@
 -- the floor on a Citus cluster: the same three rows as three INSERTs in one
 -- transaction, the booking's id carried by the client (Citus plans the
--- one-statement floor of create_floor.sql through the coordinator); used by
--- hand so far (docs/PERFORMANCE.md, "Creates on a Citus cluster")
+-- one-statement floor of create_floor.sql through the coordinator), and the
+-- event's bucket computed as okno_emit's is (outbox is distributed by it:
+-- a booking's events go by its id); tools/bench's scenario 9 (docs/PERFORMANCE.md,
+-- "Creates on a Citus cluster")
 \set seq :seq + 1
 \set slot :run * 1000000 + :seq
 BEGIN;
@@ -14,6 +16,7 @@ VALUES (1, 'f' || :slot::text || '.' || :client_id::text,
         jsonb_build_object('id', :bid::bigint, 'resource_id', 100 + :client_id::int, 'actor_id', 1,
                            'starts_at', bench.slot_text(:slot), 'ends_at', bench.slot_text(:slot + 1),
                            'status', 'confirmed'));
-INSERT INTO outbox (id, kind, payload)
-VALUES (gen_random_uuid(), 'booking_created', jsonb_build_object('booking_id', :bid::bigint));
+INSERT INTO outbox (id, kind, payload, bucket)
+VALUES (gen_random_uuid(), 'booking_created', jsonb_build_object('booking_id', :bid::bigint),
+        okno_outbox_bucket(:bid::text));
 COMMIT;

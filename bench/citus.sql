@@ -1,0 +1,62 @@
+-- bench/citus.sql: scenario 9's objects on the Citus cluster (tools/bench
+-- s9), run on the coordinator after okno_distribute_tables().  The slot
+-- functions the create scripts need (bench/pgbench/create_okno.sql,
+-- create_floor_citus.sql) are bench/setup.sql's, repeated here: setup.sql's
+-- tables and loops are one server's.  Citus propagates the schema and the
+-- functions to the workers (a create made on a worker needs them there).
+\set ON_ERROR_STOP 1
+
+CREATE SCHEMA bench;
+
+CREATE FUNCTION bench.slot_utc(slot bigint) RETURNS timestamp
+LANGUAGE sql IMMUTABLE AS $$ SELECT timestamp '2030-01-01 00:00' + slot * interval '1 minute' $$;
+
+CREATE FUNCTION bench.payload(res integer, slot bigint) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT format('{"resource_id":%s,"starts_at":"%s+03:00","ends_at":"%s+03:00"}', res,
+                to_char(bench.slot_utc(slot) + interval '3 hours', 'YYYY-MM-DD"T"HH24:MI:SS'),
+                to_char(bench.slot_utc(slot) + interval '3 hours 1 minute', 'YYYY-MM-DD"T"HH24:MI:SS'))::jsonb
+$$;
+
+CREATE FUNCTION bench.slot_start(slot bigint) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE AS $$ SELECT bench.slot_utc(slot) AT TIME ZONE 'UTC' $$;
+
+CREATE FUNCTION bench.slot_text(slot bigint) RETURNS text
+LANGUAGE sql STABLE AS $$ SELECT to_char(bench.slot_utc(slot), 'YYYY-MM-DD"T"HH24:MI:SS"Z"') $$;
+
+-- n pending events written with okno_emit, in transactions of 1,000 (a
+-- procedure: on the cluster each COMMIT commits its shards' writes): half
+-- keyed over 2,000 keys (five events a key when n is 20,000), half without
+-- a key (each its own bucket), as docs/citus/DRAINS.md §3.4 filled them
+CREATE PROCEDURE bench.emit_fill(n integer) LANGUAGE plpgsql AS $$
+BEGIN
+  FOR c IN 0..(n - 1) / 1000 LOOP
+    PERFORM okno_emit('bench.event', jsonb_build_object('n', g),
+                      CASE WHEN g % 2 = 0 THEN 'k' || (g / 2) % 2000 END)
+       FROM generate_series(c * 1000 + 1, least((c + 1) * 1000, n)) AS g;
+    COMMIT;
+  END LOOP;
+END $$;
+
+-- one drainer: okno_drain(batch) until a call hands out nothing, each call
+-- its own transaction; when it began and ended (epoch seconds, the
+-- server's clock), its calls and the events they handed out
+CREATE PROCEDURE bench.drain_all(batch integer, INOUT t_start float8 DEFAULT NULL,
+                                 INOUT t_end float8 DEFAULT NULL, INOUT calls integer DEFAULT NULL,
+                                 INOUT events bigint DEFAULT NULL)
+LANGUAGE plpgsql AS $$
+DECLARE
+  k bigint;
+BEGIN
+  t_start := extract(epoch FROM clock_timestamp());
+  calls := 0;
+  events := 0;
+  LOOP
+    SELECT count(*) INTO k FROM okno_drain(batch);
+    COMMIT;
+    calls := calls + 1;
+    events := events + k;
+    EXIT WHEN k = 0;
+  END LOOP;
+  t_end := extract(epoch FROM clock_timestamp());
+END $$;
