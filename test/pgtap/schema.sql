@@ -14,7 +14,7 @@ CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 DO $$ BEGIN PERFORM okno_tap.okno_create_tables(); END $$;
 
-SELECT plan(419);
+SELECT plan(425);
 
 -- tables
 SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded',
@@ -166,7 +166,7 @@ SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 
     'okno_requeue_parked', 'okno_discard', 'okno_subscribe', 'okno_unsubscribe',
     'okno_outbox_counts', 'okno_subscriber_counts', 'okno_create_tables', 'okno_prepare_tables',
     'okno_canonical_json', 'okno_idempotent', 'okno_idempotent_result', 'okno_key_claim', 'okno_key_store',
-    'okno_emit', 'okno_distribute_tables']);
+    'okno_emit', 'okno_distribute_tables', 'okno_outbox_bucket']);
 CREATE TEMP TABLE fn (name name, args name[], result text, signature text, vol text, par text);
 INSERT INTO fn VALUES
   ('okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb', 'actor integer, key text, payload jsonb', 'volatile', 'u'),
@@ -216,6 +216,15 @@ SELECT volatility_is('okno_tap', name, args, vol, name || ' is ' || vol) FROM fn
 SELECT isnt_strict('okno_tap', name, args, name || ' is not strict: NULL arguments are errors') FROM fn ORDER BY name;
 SELECT isnt_definer('okno_tap', name, args, name || ' is SECURITY INVOKER') FROM fn ORDER BY name;
 SELECT function_lang_is('okno_tap', name, args, 'c', name || ' is written in C') FROM fn ORDER BY name;
+-- okno_outbox_bucket is a pure function of its text, NULL for NULL (an
+-- expression of outbox's columns where Citus distributes it by bucket)
+SELECT has_function('okno_tap', 'okno_outbox_bucket', ARRAY['text'], 'okno_outbox_bucket(text) exists');
+SELECT function_returns('okno_tap', 'okno_outbox_bucket', ARRAY['text'], 'integer', 'okno_outbox_bucket returns an integer');
+SELECT volatility_is('okno_tap', 'okno_outbox_bucket', ARRAY['text'], 'immutable', 'okno_outbox_bucket is immutable');
+SELECT is_strict('okno_tap', 'okno_outbox_bucket', ARRAY['text'], 'okno_outbox_bucket is strict');
+SELECT is((SELECT p.proparallel::text FROM pg_proc p WHERE p.oid = 'okno_tap.okno_outbox_bucket(text)'::regprocedure),
+    's', 'okno_outbox_bucket is parallel safe');
+SELECT function_lang_is('okno_tap', 'okno_outbox_bucket', ARRAY['text'], 'c', 'okno_outbox_bucket is written in C');
 -- okno_distribute_tables is PL/pgSQL (Citus's functions, called by name), SECURITY INVOKER
 SELECT has_function('okno_tap', 'okno_distribute_tables', ARRAY[]::name[], 'okno_distribute_tables() exists');
 SELECT function_returns('okno_tap', 'okno_distribute_tables', ARRAY[]::name[], 'setof record', 'okno_distribute_tables returns a set');
