@@ -415,6 +415,8 @@ DECLARE
     kind "char";
     pkey_cols pg_catalog.text[];
     pkey_name pg_catalog.text;
+    id_pkeys pg_catalog.text[] := '{}';      -- a table's primary key on (id) alone, by name,
+                                             -- to become (its distribution column, id)
     has_bucket boolean;                      -- whether outbox has the column columns[5],
     bucket_unfit pg_catalog.text;            -- and what keeps that from serving
     bucket_expr pg_catalog.text;             -- an event's bucket, in SQL
@@ -547,6 +549,9 @@ BEGIN
             ON a.attrelid OPERATOR(pg_catalog.=) k.conrelid AND a.attnum OPERATOR(pg_catalog.=) ANY (k.conkey)
          WHERE k.conrelid OPERATOR(pg_catalog.=) rels[i] AND k.contype OPERATOR(pg_catalog.=) 'p'
          GROUP BY k.conname;
+        IF pkey_cols OPERATOR(pg_catalog.=) ARRAY['id'] THEN
+            id_pkeys[i] := pkey_name;
+        END IF;
         IF names[i] OPERATOR(pg_catalog.=) 'bookings'
            AND (pkey_cols IS NULL OR pkey_cols NOT IN (ARRAY['id'], ARRAY['id', 'resource_id'])) THEN
             problems := problems || pg_catalog.format(
@@ -659,21 +664,36 @@ BEGIN
         FOR i IN 1 .. pg_catalog.cardinality(fkey_names) LOOP
             EXECUTE pg_catalog.format('ALTER TABLE %s DROP CONSTRAINT %I', fkey_tables[i], fkey_names[i]);
         END LOOP;
-        -- a distributed table's unique constraints hold its distribution
-        -- column: bookings' primary key (id) becomes (resource_id, id),
-        -- under its own name
-        IF todo[3] THEN
-            SELECT k.conname INTO pkey_name
-              FROM pg_catalog.pg_constraint AS k
-             WHERE k.conrelid OPERATOR(pg_catalog.=) rels[3] AND k.contype OPERATOR(pg_catalog.=) 'p'
-               AND k.conkey OPERATOR(pg_catalog.=) ARRAY[(SELECT a.attnum FROM pg_catalog.pg_attribute AS a
-                                                           WHERE a.attrelid OPERATOR(pg_catalog.=) rels[3]
-                                                             AND a.attname OPERATOR(pg_catalog.=) 'id')];
-            IF pkey_name IS NOT NULL THEN
-                EXECUTE pg_catalog.format('ALTER TABLE %I.bookings DROP CONSTRAINT %I, ADD CONSTRAINT %I PRIMARY KEY (resource_id, id)',
-                                          schema_name, pkey_name, pkey_name);
+        -- >>> the outbox's column columns[5], bucket, a function of the
+        -- event's order key (its id as text for an event without one), so
+        -- that one key's events lie in one shard: added where it is
+        -- missing, and every row's bucket written before Citus copies the
+        -- rows (okno writes it on its inserts from then on)
+        IF todo[5] THEN
+            IF NOT has_bucket THEN
+                EXECUTE pg_catalog.format('ALTER TABLE %I.outbox ADD COLUMN %I integer', schema_name, columns[5]);
             END IF;
+            -- okno_outbox_bucket(COALESCE(order key, id::text)), the order
+            -- key as okno's index outbox_order_key has it
+            bucket_expr := pg_catalog.format(
+                '%I.okno_outbox_bucket(COALESCE(CASE WHEN kind OPERATOR(pg_catalog.=) ''booking_created'' '
+                'OR kind OPERATOR(pg_catalog.=) ''booking_cancelled'' THEN payload OPERATOR(pg_catalog.->>) ''booking_id'' '
+                'ELSE order_key END, id::pg_catalog.text))',
+                schema_name);
+            EXECUTE pg_catalog.format('UPDATE %I.outbox SET %I = %s WHERE %I IS DISTINCT FROM %s',
+                                      schema_name, columns[5], bucket_expr, columns[5], bucket_expr);
+            EXECUTE pg_catalog.format('ALTER TABLE %I.outbox ALTER COLUMN %I SET NOT NULL', schema_name, columns[5]);
         END IF;
+        -- <<<
+        -- a distributed table's unique constraints hold its distribution
+        -- column: bookings' and outbox's primary key (id) becomes
+        -- (resource_id, id) and (bucket, id), under its own name
+        FOR i IN 1 .. 5 LOOP
+            IF todo[i] AND id_pkeys[i] IS NOT NULL THEN
+                EXECUTE pg_catalog.format('ALTER TABLE %I.%I DROP CONSTRAINT %I, ADD CONSTRAINT %I PRIMARY KEY (%I, id)',
+                                          schema_name, names[i], id_pkeys[i], id_pkeys[i], columns[i]);
+            END IF;
+        END LOOP;
         IF todo[1] THEN
             PERFORM pg_catalog.create_reference_table(rels[1]::pg_catalog.regclass);
         END IF;
@@ -691,38 +711,10 @@ BEGIN
             PERFORM pg_catalog.create_distributed_table(rels[4]::pg_catalog.regclass, columns[4],
                                                         colocate_with => 'none');
         END IF;
-        -- >>> the outbox: distributed by columns[5], bucket, a function of
-        -- the event's order key (its id as text for an event without one),
-        -- so that one key's events lie in one shard.  The column is added
-        -- where it is missing and every row's bucket written before Citus
-        -- copies the rows (okno writes it on its inserts from then on); the
-        -- primary key (id) becomes (bucket, id) under its own name.  A
-        -- colocation group of its own, as idempotency's: no statement joins
-        -- outbox to another table on its bucket
+        -- >>> the outbox: distributed by columns[5], bucket, in a colocation
+        -- group of its own, as idempotency's: no statement joins outbox to
+        -- another table on its bucket
         IF todo[5] THEN
-            IF NOT has_bucket THEN
-                EXECUTE pg_catalog.format('ALTER TABLE %I.outbox ADD COLUMN %I integer', schema_name, columns[5]);
-            END IF;
-            -- okno_outbox_bucket(COALESCE(order key, id::text)), the order
-            -- key as okno's index outbox_order_key has it
-            bucket_expr := pg_catalog.format(
-                '%I.okno_outbox_bucket(COALESCE(CASE WHEN kind OPERATOR(pg_catalog.=) ''booking_created'' '
-                'OR kind OPERATOR(pg_catalog.=) ''booking_cancelled'' THEN payload OPERATOR(pg_catalog.->>) ''booking_id'' '
-                'ELSE order_key END, id::pg_catalog.text))',
-                schema_name);
-            EXECUTE pg_catalog.format('UPDATE %I.outbox SET %I = %s WHERE %I IS DISTINCT FROM %s',
-                                      schema_name, columns[5], bucket_expr, columns[5], bucket_expr);
-            EXECUTE pg_catalog.format('ALTER TABLE %I.outbox ALTER COLUMN %I SET NOT NULL', schema_name, columns[5]);
-            SELECT k.conname INTO pkey_name
-              FROM pg_catalog.pg_constraint AS k
-             WHERE k.conrelid OPERATOR(pg_catalog.=) rels[5] AND k.contype OPERATOR(pg_catalog.=) 'p'
-               AND k.conkey OPERATOR(pg_catalog.=) ARRAY[(SELECT a.attnum FROM pg_catalog.pg_attribute AS a
-                                                           WHERE a.attrelid OPERATOR(pg_catalog.=) rels[5]
-                                                             AND a.attname OPERATOR(pg_catalog.=) 'id')];
-            IF pkey_name IS NOT NULL THEN
-                EXECUTE pg_catalog.format('ALTER TABLE %I.outbox DROP CONSTRAINT %I, ADD CONSTRAINT %I PRIMARY KEY (%I, id)',
-                                          schema_name, pkey_name, pkey_name, columns[5]);
-            END IF;
             PERFORM pg_catalog.create_distributed_table(rels[5]::pg_catalog.regclass, columns[5],
                                                         colocate_with => 'none');
         END IF;
