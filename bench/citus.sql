@@ -1,28 +1,15 @@
 -- bench/citus.sql: scenario 9's objects on the Citus cluster (tools/bench
 -- s9), run on the coordinator after okno_distribute_tables().  The slot
 -- functions the create scripts need (bench/pgbench/create_okno.sql,
--- create_floor_citus.sql) are bench/setup.sql's, repeated here: setup.sql's
--- tables and loops are one server's.  Citus propagates the schema and the
--- functions to the workers (a create made on a worker needs them there).
+-- create_floor_citus.sql) are bench/slots.sql's, as setup.sql's are
+-- (setup.sql's tables and loops are one server's).  Citus propagates the
+-- schema and the functions to the workers (a create made on a worker needs
+-- them there).
 \set ON_ERROR_STOP 1
 
 CREATE SCHEMA bench;
 
-CREATE FUNCTION bench.slot_utc(slot bigint) RETURNS timestamp
-LANGUAGE sql IMMUTABLE AS $$ SELECT timestamp '2030-01-01 00:00' + slot * interval '1 minute' $$;
-
-CREATE FUNCTION bench.payload(res integer, slot bigint) RETURNS jsonb
-LANGUAGE sql STABLE AS $$
-  SELECT format('{"resource_id":%s,"starts_at":"%s+03:00","ends_at":"%s+03:00"}', res,
-                to_char(bench.slot_utc(slot) + interval '3 hours', 'YYYY-MM-DD"T"HH24:MI:SS'),
-                to_char(bench.slot_utc(slot) + interval '3 hours 1 minute', 'YYYY-MM-DD"T"HH24:MI:SS'))::jsonb
-$$;
-
-CREATE FUNCTION bench.slot_start(slot bigint) RETURNS timestamptz
-LANGUAGE sql IMMUTABLE AS $$ SELECT bench.slot_utc(slot) AT TIME ZONE 'UTC' $$;
-
-CREATE FUNCTION bench.slot_text(slot bigint) RETURNS text
-LANGUAGE sql STABLE AS $$ SELECT to_char(bench.slot_utc(slot), 'YYYY-MM-DD"T"HH24:MI:SS"Z"') $$;
+\ir slots.sql
 
 -- n pending events written with okno_emit, in transactions of 1,000 (a
 -- procedure: on the cluster each COMMIT commits its shards' writes): half
