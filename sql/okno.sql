@@ -747,6 +747,131 @@ $okno$;
 COMMENT ON FUNCTION @extschema@.okno_distribute_tables() IS
 'lay the application''s tables out on a Citus cluster, on the coordinator: actors and resources reference tables, bookings distributed by resource_id, idempotency by actor_id, outbox by bucket, a function of the event''s order key, so that one key''s events lie in one shard';
 
+-- okno_distribute_own_tables() distributes okno's own tables of keys on a
+-- Citus cluster, on the coordinator: okno_key by request_key and
+-- okno_key_tombstone by key_hash, so that an operation's key and a key's
+-- tombstone are the cluster's instead of each node's (okno's lock of a key
+-- excludes requests on its own node only; the key's row in its shard is
+-- then the arbiter).  PL/pgSQL, SECURITY INVOKER: Citus distributes a
+-- table as its owner, and these are okno's, owned by the superuser that
+-- installed okno, so a superuser (or that owner) calls it; it touches
+-- okno's objects only.  A table already distributed so is left as it is.
+-- okno's other tables stay each node's own.
+CREATE FUNCTION @extschema@.okno_distribute_own_tables()
+RETURNS TABLE (table_name text, layout text, action text)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $okno$
+#variable_conflict use_column
+DECLARE
+    names pg_catalog.text[] := ARRAY['okno_key', 'okno_key_tombstone'];
+    columns pg_catalog.text[] := ARRAY['request_key', 'key_hash'];
+    schema_oid pg_catalog.oid;
+    schema_name pg_catalog.text;
+    rels pg_catalog.oid[] := '{}';
+    todo pg_catalog.bool[] := '{}';
+    problems pg_catalog.text[] := '{}';
+    rel pg_catalog.oid;
+    owner pg_catalog.oid;
+    cur pg_catalog.text;
+    mode pg_catalog.text;
+    i integer;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) 'citus') THEN
+        RAISE EXCEPTION 'okno_distribute_own_tables() needs Citus'
+            USING ERRCODE = '0A000',
+                  DETAIL = pg_catalog.format('The extension citus is not installed in database %I.',
+                                             pg_catalog.current_database()),
+                  HINT = 'Load Citus on every node (shared_preload_libraries = citus), run CREATE EXTENSION citus '
+                         'in this database on the coordinator and add the workers, then call okno_distribute_own_tables() there.';
+    END IF;
+    IF NOT pg_catalog.citus_is_coordinator() THEN
+        RAISE EXCEPTION 'okno_distribute_own_tables() runs on the Citus coordinator only'
+            USING ERRCODE = '0A000',
+                  DETAIL = 'This node is not the coordinator of its Citus cluster: only the coordinator distributes tables.',
+                  HINT = 'Connect to the coordinator and call okno_distribute_own_tables() there.';
+    END IF;
+
+    SELECT n.oid, n.nspname INTO schema_oid, schema_name
+      FROM pg_catalog.pg_extension AS e
+      JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+     WHERE e.extname OPERATOR(pg_catalog.=) 'okno';
+
+    FOR i IN 1 .. 2 LOOP
+        SELECT c.oid, c.relowner INTO rel, owner
+          FROM pg_catalog.pg_class AS c
+         WHERE c.relname OPERATOR(pg_catalog.=) names[i] AND c.relnamespace OPERATOR(pg_catalog.=) schema_oid;
+        IF rel IS NULL THEN
+            RAISE EXCEPTION 'okno''s table %.% does not exist', pg_catalog.quote_ident(schema_name), names[i]
+                USING ERRCODE = '55000',
+                      HINT = 'Update okno to its current version with ALTER EXTENSION okno UPDATE.';
+        END IF;
+        -- okno's tables belong to the superuser that installed okno: a role
+        -- that is neither it nor a superuser may not change them
+        IF owner OPERATOR(pg_catalog.<>) (SELECT r.oid FROM pg_catalog.pg_roles AS r
+                                           WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
+           AND NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles AS r
+                     WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER) THEN
+            RAISE EXCEPTION 'okno_distribute_own_tables() must be called by a superuser'
+                USING ERRCODE = '42501',
+                      DETAIL = pg_catalog.format('okno''s table %s is owned by role %s, which installed okno; '
+                                                 'Citus distributes a table as its owner.',
+                                                 names[i], pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(owner))),
+                      HINT = pg_catalog.format('Connect as %s and call okno_distribute_own_tables() again.',
+                                               pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(owner)));
+        END IF;
+        rels := rels || rel;
+        SELECT CASE WHEN p.partmethod OPERATOR(pg_catalog.=) 'h'
+                    THEN pg_catalog.format('distributed by %s',
+                                           pg_catalog.column_to_column_name(p.logicalrelid, p.partkey))
+                    WHEN p.partmethod OPERATOR(pg_catalog.=) 'n' AND p.repmodel OPERATOR(pg_catalog.=) 't'
+                    THEN 'a reference table'
+                    ELSE pg_catalog.format('a Citus table of partition method %s', p.partmethod)
+               END INTO cur
+          FROM pg_catalog.pg_dist_partition AS p
+         WHERE p.logicalrelid OPERATOR(pg_catalog.=) rel;
+        todo := todo || (cur IS NULL);
+        IF cur IS NOT NULL AND cur OPERATOR(pg_catalog.<>) pg_catalog.format('distributed by %s', columns[i]) THEN
+            problems := problems || pg_catalog.format(
+                '%s is %s, where okno''s layout has it distributed by %s; fix: SELECT undistribute_table(%L), then call okno_distribute_own_tables() again',
+                names[i], cur, columns[i], pg_catalog.format('%I.%I', schema_name, names[i]));
+        END IF;
+        cur := NULL;
+        rel := NULL;
+    END LOOP;
+    IF pg_catalog.cardinality(problems) OPERATOR(pg_catalog.>) 0 THEN
+        RAISE EXCEPTION 'okno''s own tables in schema % cannot be distributed', pg_catalog.quote_ident(schema_name)
+            USING ERRCODE = '55000',
+                  DETAIL = pg_catalog.array_to_string(problems, E'\n'),
+                  HINT = 'Change the tables as listed, then call okno_distribute_own_tables() again: it changed nothing.';
+    END IF;
+
+    IF true = ANY (todo) THEN
+        -- the rows copied into the shards in the caller's transaction, over
+        -- one connection per node, as okno_distribute_tables() does
+        mode := pg_catalog.current_setting('citus.multi_shard_modify_mode');
+        PERFORM pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true);
+        FOR i IN 1 .. 2 LOOP
+            CONTINUE WHEN NOT todo[i];
+            PERFORM pg_catalog.create_distributed_table(rels[i]::pg_catalog.regclass, columns[i],
+                                                        colocate_with => 'none');
+            PERFORM pg_catalog.truncate_local_data_after_distributing_table(rels[i]::pg_catalog.regclass);
+        END LOOP;
+        PERFORM pg_catalog.set_config('citus.multi_shard_modify_mode', mode, true);
+    END IF;
+
+    FOR i IN 1 .. 2 LOOP
+        table_name := names[i];
+        layout := pg_catalog.format('distributed by %s', columns[i]);
+        action := CASE WHEN todo[i] THEN 'distributed' ELSE 'already' END;
+        RETURN NEXT;
+    END LOOP;
+END
+$okno$;
+
+COMMENT ON FUNCTION @extschema@.okno_distribute_own_tables() IS
+'distribute okno''s own tables of keys on a Citus cluster, on the coordinator, as a superuser: okno_key by request_key, okno_key_tombstone by key_hash, so that operations'' keys and tombstones are the cluster''s';
+
 CREATE FUNCTION @extschema@.okno_purge(keys_older_than interval, delivered_older_than interval)
 RETURNS TABLE (keys_deleted bigint, events_deleted bigint)
 AS 'MODULE_PATHNAME', 'okno_purge_0_7'

@@ -211,12 +211,10 @@ draw_booking_id(void)
 
 /*
  * Insert the key row, with its response; the response as stored, copied
- * into cxt.  With claim, ON CONFLICT DO NOTHING: NULL when the key is
- * another transaction's, after waiting for it to end (it committed the
- * key).  Under REPEATABLE READ or SERIALIZABLE, a key committed after this
- * transaction's snapshot makes the claim fail with a serialization
- * failure, which is the contract's concurrent_request (keys/contract.c);
- * it is raised as that, the claim being the statement's only conflict.
+ * into cxt.  With claim, ON CONFLICT DO NOTHING, as the contract claims a
+ * key where Citus distributes its store (keys/contract.c's
+ * okno_key_claim_row): NULL when the key is another transaction's, after
+ * waiting for it to end (it committed the key).
  */
 static Jsonb *
 insert_key(const OknoKeyRef *ref, text *key, const char *fingerprint,
@@ -234,35 +232,17 @@ insert_key(const OknoKeyRef *ref, text *key, const char *fingerprint,
 	values[2] = PointerGetDatum(cstring_to_text(fingerprint));
 	values[3] = Int16GetDatum(OKNO_FINGERPRINT_VERSION);
 	values[4] = JsonbPGetDatum(response);
-	if (!claim)
-		rc = SPI_execute_plan(okno_plan(&insert_key_plan), values, NULL, false, 0);
+	if (claim)
+	{
+		if (!okno_key_claim_row(ref, okno_plan(&claim_key_plan), values,
+								SPI_OK_INSERT_RETURNING))
+			return NULL;
+	}
 	else
 	{
-		MemoryContext spicxt = CurrentMemoryContext;
-
-		PG_TRY();
-		{
-			rc = SPI_execute_plan(okno_plan(&claim_key_plan), values, NULL, false, 0);
-		}
-		PG_CATCH();
-		{
-			ErrorData  *edata;
-
-			MemoryContextSwitchTo(spicxt);
-			edata = CopyErrorData();
-			if (edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE)
-			{
-				FlushErrorState();
-				okno_error_concurrent_request(okno_key_owner(ref), ref->key);
-			}
-			FreeErrorData(edata);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
+		rc = SPI_execute_plan(okno_plan(&insert_key_plan), values, NULL, false, 0);
+		okno_check_spi(rc, SPI_OK_INSERT_RETURNING, "idempotency insert");
 	}
-	okno_check_spi(rc, SPI_OK_INSERT_RETURNING, "idempotency insert");
-	if (SPI_processed == 0 && claim)
-		return NULL;
 	if (SPI_processed != 1)
 		okno_error_not_stored(OKNO_REL_IDEMPOTENCY, "idempotency key");
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);

@@ -28,6 +28,14 @@
  * fingerprint version it was stored under), and whether a key can be
  * claimed without being stored (an operation's, by okno_key_claim).
  *
+ * Where Citus distributes a store, the key's lock is each node's own and
+ * no longer excludes a request on another node: the key's row in its
+ * shard is the arbiter instead.  A new request claims its key by
+ * inserting the row first (INSERT ... ON CONFLICT DO NOTHING), before its
+ * work; a second request on any node waits there for the first's
+ * transaction, and finds the key stored (its response replayed) once the
+ * first commits.  okno_key_claim_row runs that statement for both stores.
+ *
  * Copyright (c) 2026, the okno authors
  *
  *-------------------------------------------------------------------------
@@ -36,7 +44,9 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "executor/spi.h"
 #include "funcapi.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 #include "base/base.h"
@@ -85,6 +95,49 @@ okno_key_replay(const OknoKeyStore *store, const OknoKeyRef *ref,
 	store->check_privileges(true);
 	okno_check_expired(ref);
 	return NULL;
+}
+
+/*
+ * Run plan with values: the statement that claims the key ref names by
+ * inserting its row, INSERT ... ON CONFLICT DO NOTHING (see above).
+ * Returns whether it inserted the row; false when another transaction's
+ * row holds the key, after waiting for that transaction to commit (the
+ * caller then looks the key up again: step 2).  Under REPEATABLE READ or
+ * SERIALIZABLE a key committed after this transaction's snapshot makes the
+ * statement fail with a serialization failure, which is the contract's
+ * concurrent_request; it is raised as that, the claim being the
+ * statement's only conflict.  SPI is connected.
+ */
+bool
+okno_key_claim_row(const OknoKeyRef *ref, SPIPlanPtr plan, Datum *values,
+				   int expected)
+{
+	MemoryContext spicxt = CurrentMemoryContext;
+	int			rc = 0;
+
+	PG_TRY();
+	{
+		rc = SPI_execute_plan(plan, values, NULL, false, 0);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(spicxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE)
+		{
+			FlushErrorState();
+			okno_error_concurrent_request(okno_key_owner(ref), ref->key);
+		}
+		FreeErrorData(edata);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	okno_check_spi(rc, expected, "key claim");
+	if (SPI_processed > 1)
+		elog(ERROR, "key claim inserted " UINT64_FORMAT " rows", SPI_processed);
+	return SPI_processed == 1;
 }
 
 /*

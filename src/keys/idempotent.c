@@ -18,8 +18,11 @@
  *	     (REPEATABLE READ: stored after our snapshot      40001)
  *	  6. the caller may store keys (INSERT), then         42501
  *	     the key's tombstone: it expired                  key_expired
- *	  7. claim the key, call handler(request) as the caller, store its
- *	     response with the key, return it
+ *	  7. claim the key (where Citus distributes okno_key, by inserting
+ *	     its row: a request on another node that claimed it first and
+ *	     committed is replayed, or key_reused, as in 5), call
+ *	     handler(request) as the caller, store its response with the
+ *	     key, return it
  *
  * okno_key_claim is steps 1 to 6 and the claim: it returns the stored
  * response to replay, or NULL (go on); okno_key_store stores the response
@@ -82,6 +85,31 @@ look_up(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN],
 }
 
 /*
+ * Claim the key ref names, new at step 6, for this transaction (handler:
+ * okno_idempotent's, around its handler) and return NULL; or, where Citus
+ * has okno_key and another request on another node claimed it meanwhile
+ * and has committed, the response to replay (key_reused for another
+ * request), as its lock would have made it on one node (key_table.c).
+ */
+static Jsonb *
+claim(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN], bool handler,
+	  MemoryContext cxt)
+{
+	Jsonb	   *response;
+
+	if (okno_op_key_claim_row(ref, fingerprint))
+	{
+		okno_claim_add(ref, fingerprint, handler);
+		return NULL;
+	}
+	response = okno_key_replay(&okno_operation_keys, ref, fingerprint, cxt);
+	if (response == NULL)
+		elog(ERROR, "idempotency key \"%s\" of %s was claimed by another request but is not stored",
+			 ref->key, okno_key_owner(ref));
+	return response;
+}
+
+/*
  * okno_idempotent and okno_idempotent_result: the response, and whether it
  * is a replay.
  */
@@ -106,8 +134,10 @@ idempotent(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	okno_handler_check(handler);
 	okno_request_fingerprint(request, fingerprint);
 
-	/* 3 to 6 */
+	/* 3 to 6, and the claim */
 	response = look_up(&ref, fingerprint, cxt);
+	if (response == NULL)
+		response = claim(&ref, fingerprint, true, cxt);
 	if (response != NULL)
 	{
 		*replayed = true;
@@ -115,7 +145,6 @@ idempotent(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	}
 
 	/* 7 */
-	okno_claim_add(&ref, fingerprint, true);
 	response = okno_handler_call(handler, request);
 	okno_op_key_insert(&ref, fingerprint, response);
 	okno_claim_stored(&ref);
@@ -169,9 +198,10 @@ okno_key_claim(PG_FUNCTION_ARGS)
 	okno_request_fingerprint(request, fingerprint);
 
 	response = look_up(&ref, fingerprint, CurrentMemoryContext);
+	if (response == NULL)
+		response = claim(&ref, fingerprint, false, CurrentMemoryContext);
 	if (response != NULL)
 		PG_RETURN_JSONB_P(response);
-	okno_claim_add(&ref, fingerprint, false);
 	PG_RETURN_NULL();
 }
 

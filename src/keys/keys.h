@@ -109,6 +109,8 @@ extern void okno_key_lock(const OknoKeyStore *store, const OknoKeyRef *ref);
 extern Jsonb *okno_key_replay(const OknoKeyStore *store, const OknoKeyRef *ref,
 							  const void *request, MemoryContext cxt);
 extern Datum okno_key_result(FunctionCallInfo fcinfo, Jsonb *response, bool replayed);
+extern bool okno_key_claim_row(const OknoKeyRef *ref, SPIPlanPtr plan, Datum *values,
+							   int expected);
 
 /*
  * The hash of a key's identity in SQL (tombstone.c says what it is), for
@@ -134,6 +136,8 @@ extern void okno_check_expired(const OknoKeyRef *ref);
 
 /* key_table.c: the operations' store (request: the fingerprint's bytes) */
 extern const OknoKeyStore okno_operation_keys;
+extern bool okno_op_key_claim_row(const OknoKeyRef *ref,
+								  const uint8 fingerprint[OKNO_HASH_LEN]);
 extern void okno_op_key_insert(const OknoKeyRef *ref,
 							   const uint8 fingerprint[OKNO_HASH_LEN],
 							   Jsonb *response);

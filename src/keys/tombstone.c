@@ -26,7 +26,13 @@
  * The tombstones are read as okno reads its own state, not as the caller
  * (as a foreign-key check reads the table it references): a create needs
  * no privilege on okno_key_tombstone, and learns nothing from it that the
- * key_expired error does not say.
+ * key_expired error does not say.  Where Citus distributes the table
+ * (okno_distribute_own_tables()), its shell is empty on every node: the
+ * tombstone is looked up by a statement, which Citus sends to the hash's
+ * shard, run as the table's owner (as ri_triggers.c runs a foreign key's
+ * check as the referenced table's owner; the statement is okno's own and
+ * reads okno's own table, whose owner is the superuser that installed
+ * okno).
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -34,15 +40,27 @@
  */
 #include "postgres.h"
 
+#include "access/table.h"
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "base/base.h"
 #include "keys/keys.h"
+
+/* the lookup where Citus has okno_key_tombstone */
+static OknoPlan tombstone_plan = {
+	.sql = "SELECT true FROM %1$s.okno_key_tombstone WHERE key_hash OPERATOR(pg_catalog.=) $1",
+	.nargs = 1,
+	.argtypes = {BYTEAOID},
+	.own = true
+};
 
 /* GUC: seconds a tombstone is kept (0: none is written, all are purged) */
 static int	tombstone_age = 90 * 24 * 60 * 60;
@@ -105,11 +123,39 @@ okno_key_hash(const OknoKeyRef *ref, uint8 hash[OKNO_HASH_LEN])
 }
 
 /*
+ * Whether okno_key_tombstone (relid) holds the hash key, by a statement
+ * (Citus has the table), run as the table's owner: see above.
+ */
+static bool
+tombstone_sql(Oid relid, Datum key)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	Relation	rel = table_open(relid, AccessShareLock);
+	Oid			owner = rel->rd_rel->relowner;
+	int			rc;
+	bool		found;
+
+	table_close(rel, NoLock);
+	okno_spi_connect();
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	rc = SPI_execute_plan(okno_plan(&tombstone_plan), &key, NULL, false, 1);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	okno_check_spi(rc, SPI_OK_SELECT, "tombstone lookup");
+	found = (SPI_processed > 0);
+	okno_spi_finish();
+	return found;
+}
+
+/*
  * Whether the key ref names has a tombstone, in the latest snapshot: a
  * purge that removed the key after the caller's snapshot was taken left
  * its tombstone in the same transaction, and a tombstone always means
- * that the key's request ran once.  False where okno_key_tombstone does
- * not exist (a database not yet updated to okno 0.7.0).
+ * that the key's request ran once.  (Where Citus has the table, in the
+ * snapshot a statement takes: the latest under READ COMMITTED.)  False
+ * where okno_key_tombstone does not exist (a database not yet updated to
+ * okno 0.7.0).
  */
 bool
 okno_key_expired(const OknoKeyRef *ref)
@@ -127,9 +173,6 @@ okno_key_expired(const OknoKeyRef *ref)
 
 	if (!OidIsValid(relid))
 		return false;
-	indexid = okno_relid_by_name(OKNO_TOMBSTONE_INDEX);
-	if (!OidIsValid(indexid))
-		elog(ERROR, "okno's index \"%s\" is missing", OKNO_TOMBSTONE_INDEX);
 
 	okno_key_hash(ref, hash);
 	value = palloc(VARHDRSZ + OKNO_HASH_LEN);
@@ -137,11 +180,19 @@ okno_key_expired(const OknoKeyRef *ref)
 	memcpy(VARDATA(value), hash, OKNO_HASH_LEN);
 	key = PointerGetDatum(value);
 
-	r = okno_direct_open(relid, &cols, AccessShareLock);
-	if (!okno_direct_open_index(r, indexid))
-		elog(ERROR, "okno's index \"%s\" is not a btree on the key's hash", OKNO_TOMBSTONE_INDEX);
-	found = okno_direct_probe(r, &key, GetLatestSnapshot(), NULL);
-	okno_direct_close(r);
+	if (okno_direct_rel(relid, &cols)->citus)
+		found = tombstone_sql(relid, key);
+	else
+	{
+		indexid = okno_relid_by_name(OKNO_TOMBSTONE_INDEX);
+		if (!OidIsValid(indexid))
+			elog(ERROR, "okno's index \"%s\" is missing", OKNO_TOMBSTONE_INDEX);
+		r = okno_direct_open(relid, &cols, AccessShareLock);
+		if (!okno_direct_open_index(r, indexid))
+			elog(ERROR, "okno's index \"%s\" is not a btree on the key's hash", OKNO_TOMBSTONE_INDEX);
+		found = okno_direct_probe(r, &key, GetLatestSnapshot(), NULL);
+		okno_direct_close(r);
+	}
 	pfree(value);
 	return found;
 }

@@ -14,7 +14,7 @@ CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 DO $$ BEGIN PERFORM okno_tap.okno_create_tables(); END $$;
 
-SELECT plan(425);
+SELECT plan(429);
 
 -- tables
 SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded',
@@ -166,7 +166,7 @@ SELECT functions_are('okno_tap', ARRAY['okno_create_booking', 'okno_canonical', 
     'okno_requeue_parked', 'okno_discard', 'okno_subscribe', 'okno_unsubscribe',
     'okno_outbox_counts', 'okno_subscriber_counts', 'okno_create_tables', 'okno_prepare_tables',
     'okno_canonical_json', 'okno_idempotent', 'okno_idempotent_result', 'okno_key_claim', 'okno_key_store',
-    'okno_emit', 'okno_distribute_tables', 'okno_outbox_bucket']);
+    'okno_emit', 'okno_distribute_tables', 'okno_distribute_own_tables', 'okno_outbox_bucket']);
 CREATE TEMP TABLE fn (name name, args name[], result text, signature text, vol text, par text);
 INSERT INTO fn VALUES
   ('okno_create_booking', ARRAY['integer', 'text', 'jsonb'], 'jsonb', 'actor integer, key text, payload jsonb', 'volatile', 'u'),
@@ -230,6 +230,11 @@ SELECT has_function('okno_tap', 'okno_distribute_tables', ARRAY[]::name[], 'okno
 SELECT function_returns('okno_tap', 'okno_distribute_tables', ARRAY[]::name[], 'setof record', 'okno_distribute_tables returns a set');
 SELECT volatility_is('okno_tap', 'okno_distribute_tables', ARRAY[]::name[], 'volatile', 'okno_distribute_tables is volatile');
 SELECT isnt_definer('okno_tap', 'okno_distribute_tables', ARRAY[]::name[], 'okno_distribute_tables is SECURITY INVOKER');
+-- okno_distribute_own_tables likewise (run by a superuser: okno's own tables)
+SELECT has_function('okno_tap', 'okno_distribute_own_tables', ARRAY[]::name[], 'okno_distribute_own_tables() exists');
+SELECT function_returns('okno_tap', 'okno_distribute_own_tables', ARRAY[]::name[], 'setof record', 'okno_distribute_own_tables returns a set');
+SELECT volatility_is('okno_tap', 'okno_distribute_own_tables', ARRAY[]::name[], 'volatile', 'okno_distribute_own_tables is volatile');
+SELECT isnt_definer('okno_tap', 'okno_distribute_own_tables', ARRAY[]::name[], 'okno_distribute_own_tables is SECURITY INVOKER');
 -- okno_wait is a procedure (CALL), in C, SECURITY INVOKER
 SELECT has_function('okno_tap', 'okno_wait', ARRAY['integer', 'boolean'], 'okno_wait(integer, boolean) exists');
 SELECT is((SELECT p.prokind::text FROM pg_proc p WHERE p.oid = 'okno_tap.okno_wait(integer, boolean)'::regprocedure),

@@ -7,7 +7,8 @@
 SELECT p.proname, l.lanname, p.prosecdef, p.provolatile, p.proconfig,
        pg_get_function_result(p.oid) AS result
   FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
- WHERE p.proname = 'okno_distribute_tables';
+ WHERE p.proname IN ('okno_distribute_tables', 'okno_distribute_own_tables')
+ ORDER BY p.proname;
 
 -- (errors without their PL/pgSQL context: its line numbers)
 \set SHOW_CONTEXT never
@@ -51,3 +52,10 @@ ROLLBACK TO SAVEPOINT s;
 SELECT okno_create_booking(1, 'distribute-1', '{"resource_id":1,"starts_at":"2031-01-01T10:00:00Z","ends_at":"2031-01-01T11:00:00Z"}') ->> 'status' AS status;
 ROLLBACK;
 DROP TABLE layout_before;
+
+-- okno_distribute_own_tables() (okno's tables of keys, by a superuser):
+-- refused the same without Citus, nothing changed
+SELECT okno_test.err('SELECT * FROM okno_distribute_own_tables()');
+SELECT * FROM okno_distribute_own_tables();
+SELECT count(*) AS okno_keys_tables FROM pg_class
+ WHERE relname IN ('okno_key', 'okno_key_tombstone') AND relkind = 'r';

@@ -161,14 +161,37 @@ SELECT count(*) AS events,
                 THEN payload ->> 'booking_id' ELSE order_key END, id::text))) AS wrong_bucket
   FROM outbox;
 
--- okno's own tables stay local: on each node its own, none in Citus's
--- metadata
-SELECT count(*) AS okno_tables_in_citus
+-- okno's own tables of keys: distributed by okno_distribute_own_tables(),
+-- by a superuser (they are okno's, owned by the superuser that installed
+-- it); a role that is not one is refused before anything changes
+CREATE ROLE okno_layout_app;
+SET ROLE okno_layout_app;
+SELECT * FROM okno_distribute_own_tables();
+RESET ROLE;
+DROP ROLE okno_layout_app;
+-- a key and a tombstone written before: Citus copies them into the shards
+INSERT INTO okno_key (operation, scope, request_key, fingerprint, response)
+VALUES ('layout', '', 'before', sha256('{}'), '{"before": true}');
+INSERT INTO okno_key_tombstone VALUES (sha256(convert_to('layout:expired:', 'UTF8')), now());
+SELECT * FROM okno_distribute_own_tables();
+-- a second call: nothing changes
+SELECT * FROM okno_distribute_own_tables();
+SELECT logicalrelid::regclass AS table_name, partmethod,
+       column_to_column_name(logicalrelid, partkey) AS distribution_column
   FROM pg_dist_partition
- WHERE logicalrelid::regclass::text LIKE 'okno\_%';
+ WHERE logicalrelid::regclass::text LIKE 'okno\_%'
+ ORDER BY 1;
+SELECT request_key, response FROM okno_key;
+SELECT count(*) AS tombstones FROM okno_key_tombstone;
+SELECT t AS table_name, pg_relation_size(t::regclass) AS shell_bytes
+  FROM unnest(ARRAY['okno_key', 'okno_key_tombstone']) AS t
+ ORDER BY t;
+-- okno's other tables stay each node's own
 SELECT success, result
-  FROM run_command_on_workers($$SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class
-                                WHERE relname LIKE 'okno\_%' AND relkind = 'r'$$)
+  FROM run_command_on_workers($$SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class AS c
+                                WHERE relname LIKE 'okno\_%' AND relkind = 'r' AND relname !~ '_[0-9]+$'
+                                  AND NOT EXISTS (SELECT FROM pg_dist_partition AS p
+                                                   WHERE p.logicalrelid = c.oid)$$)
  ORDER BY nodeport;
 
 -- plain SQL through the layout: rows routed to the shards

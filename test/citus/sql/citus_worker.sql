@@ -27,9 +27,11 @@ SELECT relname
   FROM pg_class
  WHERE relname LIKE 'okno\_%' AND relkind = 'r'
  ORDER BY relname;
-SELECT count(*) AS okno_tables_in_citus
+-- okno's tables of keys are distributed (citus_layout), the others not
+SELECT logicalrelid::regclass AS okno_table_in_citus
   FROM pg_dist_partition
- WHERE logicalrelid::regclass::text LIKE 'okno\_%';
+ WHERE logicalrelid::regclass::text LIKE 'okno\_%'
+ ORDER BY 1;
 
 -- distributed queries from the worker: the coordinator's rows
 SELECT resource_id, actor_id, status FROM bookings ORDER BY resource_id, actor_id, status, starts_at;

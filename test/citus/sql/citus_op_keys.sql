@@ -1,0 +1,215 @@
+--
+-- citus_op_keys: okno_idempotent, okno_key_claim and okno_key_store, and
+-- key_expired, with okno_key and okno_key_tombstone distributed
+-- (okno_distribute_own_tables(), citus_layout), called on the coordinator
+-- and on both workers over dblink: a key is the cluster's, one request per
+-- key runs, and a retry on any node replays it.  Run last, from the
+-- coordinator (a race group, as citus_one_key).  Waits are polled with a
+-- deadline.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS dblink;
+
+-- what a handler ran: one row per run that committed, in a distributed
+-- table (a handler may write anything the caller may).  PL/pgSQL: a SQL
+-- function whose INSERT into a distributed table returns a stable
+-- function's value crashes Citus 13.2.2's planner, okno or not.
+CREATE TABLE op_runs (k text NOT NULL, n int NOT NULL);
+SELECT create_distributed_table('op_runs', 'k', colocate_with => 'none');
+CREATE FUNCTION op_run(r jsonb) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO public.op_runs (k, n) VALUES (r ->> 'k', (r ->> 'n')::int);
+  RETURN jsonb_build_object('k', r ->> 'k', 'n', (r ->> 'n')::int, 'ran', true);
+END $$;
+
+-- a session on a node
+CREATE FUNCTION op_open(name text, node text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  conn text;
+BEGIN
+  SELECT format('host=%s port=%s dbname=%s', nodename, nodeport, current_database())
+    INTO STRICT conn
+    FROM pg_dist_node
+   WHERE noderole = 'primary'
+     AND groupid = CASE node WHEN 'coordinator' THEN 0 WHEN 'worker1' THEN 1 ELSE 2 END;
+  PERFORM dblink_connect(name, conn);
+  PERFORM dblink_exec(name, 'SET client_min_messages = warning');
+END $$;
+
+-- until a request waits for a lock on some node (deadline 120 s)
+CREATE FUNCTION op_wait_for_waiter() RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  deadline timestamptz := clock_timestamp() + interval '120 s';
+BEGIN
+  LOOP
+    IF (SELECT sum(result::int) FROM run_command_on_all_nodes(
+          $q$SELECT count(*) FROM pg_locks WHERE NOT granted$q$)) > 0 THEN
+      RETURN 'a request waits';
+    END IF;
+    IF clock_timestamp() > deadline THEN
+      RAISE EXCEPTION 'no request waited for a lock within 120 s';
+    END IF;
+    PERFORM pg_sleep(0.01);
+  END LOOP;
+END $$;
+
+-- the answer of a query sent with dblink_send_query: (response, replayed)
+-- or its error
+CREATE FUNCTION op_answer(name text, OUT response jsonb, OUT replayed bool, OUT error text)
+LANGUAGE plpgsql AS $$
+BEGIN
+  SELECT r.response, r.replayed INTO response, replayed
+    FROM dblink_get_result(name, false) AS r (response jsonb, replayed bool);
+  IF response IS NULL THEN
+    error := dblink_error_message(name);
+  END IF;
+  PERFORM * FROM dblink_get_result(name, false) AS r (response jsonb, replayed bool);
+END $$;
+
+-- a call of okno_idempotent_result, as SQL text
+CREATE FUNCTION op_call(k text, n int) RETURNS text
+LANGUAGE sql AS $$
+  SELECT format('SELECT response, replayed FROM public.okno_idempotent_result(%L, %L, %L, %L, %L)',
+                'citus-op', 'tests', k, jsonb_build_object('k', k, 'n', n), 'public.op_run(jsonb)')
+$$;
+
+SELECT op_open('s1', 'coordinator'), op_open('s2', 'worker1'), op_open('s3', 'worker2');
+
+-- one key, one node after another: run on worker 1, replayed on worker 2
+-- and on the coordinator; another request with the key is key_reused
+SELECT response, replayed FROM dblink('s2', op_call('seq', 1)) AS t (response jsonb, replayed bool);
+SELECT response, replayed FROM dblink('s3', op_call('seq', 1)) AS t (response jsonb, replayed bool);
+SELECT response, replayed FROM dblink('s1', op_call('seq', 1)) AS t (response jsonb, replayed bool);
+SELECT dblink_send_query('s3', op_call('seq', 2));
+SELECT replayed, error FROM op_answer('s3');
+SELECT count(*) AS runs FROM op_runs WHERE k = 'seq';
+
+-- READ COMMITTED, two nodes at once: the second waits for the first's
+-- key in its shard, then replays its response; the handler ran once
+SELECT dblink_exec('s1', 'BEGIN');
+SELECT response FROM dblink('s1', op_call('rc', 1)) AS t (response jsonb, replayed bool);
+SELECT dblink_send_query('s2', op_call('rc', 1));
+SELECT op_wait_for_waiter();
+SELECT dblink_exec('s1', 'COMMIT');
+SELECT response, replayed, coalesce(error, 'none') AS error FROM op_answer('s2');
+SELECT count(*) AS runs FROM op_runs WHERE k = 'rc';
+
+-- the first rolls back: the second's request is new, and runs
+SELECT dblink_exec('s2', 'BEGIN');
+SELECT response FROM dblink('s2', op_call('rollback', 1)) AS t (response jsonb, replayed bool);
+SELECT dblink_send_query('s3', op_call('rollback', 1));
+SELECT op_wait_for_waiter();
+SELECT dblink_exec('s2', 'ROLLBACK');
+SELECT response, replayed, coalesce(error, 'none') AS error FROM op_answer('s3');
+SELECT count(*) AS runs FROM op_runs WHERE k = 'rollback';
+
+-- another request with the key, waiting: key_reused once the first commits
+SELECT dblink_exec('s3', 'BEGIN');
+SELECT response FROM dblink('s3', op_call('reused', 1)) AS t (response jsonb, replayed bool);
+SELECT dblink_send_query('s1', op_call('reused', 2));
+SELECT op_wait_for_waiter();
+SELECT dblink_exec('s3', 'COMMIT');
+SELECT replayed, error FROM op_answer('s1');
+
+-- REPEATABLE READ: the key committed after the waiter's snapshot is
+-- concurrent_request (40001); its retry replays
+SELECT dblink_exec('s1', 'BEGIN');
+SELECT response FROM dblink('s1', op_call('rr', 1)) AS t (response jsonb, replayed bool);
+SELECT dblink_exec('s2', 'BEGIN ISOLATION LEVEL REPEATABLE READ');
+SELECT count(*) AS s2_sees_the_key
+  FROM dblink('s2', $$SELECT 1 FROM public.okno_key WHERE request_key = 'rr'$$) AS t (one int);
+SELECT dblink_send_query('s2', op_call('rr', 1));
+SELECT op_wait_for_waiter();
+SELECT dblink_exec('s1', 'COMMIT');
+SELECT replayed, error FROM op_answer('s2');
+SELECT dblink_exec('s2', 'ROLLBACK');
+SELECT replayed FROM dblink('s2', op_call('rr', 1)) AS t (response jsonb, replayed bool);
+SELECT count(*) AS runs FROM op_runs WHERE k = 'rr';
+
+-- okno_key_claim and okno_key_store, the caller's own work between them:
+-- a claim on worker 2 waits for worker 1's, then returns its stored
+-- response
+SELECT dblink_exec('s2', 'BEGIN');
+SELECT claimed FROM dblink('s2', $$SELECT public.okno_key_claim('citus-claim', 'tests', 'c1', '{"x":1}')$$)
+       AS t (claimed jsonb);
+SELECT dblink_exec('s2', $$INSERT INTO public.op_runs VALUES ('c1', 1)$$);
+SELECT dblink_send_query('s3', $$SELECT public.okno_key_claim('citus-claim', 'tests', 'c1', '{"x":1}'), true$$);
+SELECT op_wait_for_waiter();
+SELECT stored FROM dblink('s2', $$SELECT public.okno_key_store('citus-claim', 'tests', 'c1', '{"done":1}')$$)
+       AS t (stored jsonb);
+SELECT dblink_exec('s2', 'COMMIT');
+SELECT response, error FROM op_answer('s3');
+-- a claim not stored fails the commit, and leaves no key
+SELECT dblink_exec('s1', 'BEGIN');
+SELECT claimed FROM dblink('s1', $$SELECT public.okno_key_claim('citus-claim', 'tests', 'c2', '{}')$$)
+       AS t (claimed jsonb);
+SELECT dblink_exec('s1', 'COMMIT');
+SELECT count(*) AS keys FROM okno_key WHERE operation = 'citus-claim' AND request_key = 'c2';
+-- the key's row is never seen with the claim's placeholder
+SELECT count(*) AS placeholders FROM okno_key WHERE response = 'null';
+
+-- a tombstone written on the coordinator expires the key on every node
+INSERT INTO okno_key_tombstone
+VALUES (sha256(convert_to('citus-op:gone:tests', 'UTF8')), now());
+SELECT dblink_send_query('s3', op_call('gone', 1));
+SELECT replayed, error FROM op_answer('s3');
+SELECT dblink_send_query('s2', op_call('gone', 1));
+SELECT replayed, error FROM op_answer('s2');
+-- a booking's key too
+INSERT INTO okno_key_tombstone VALUES (sha256(convert_to(':expired-booking:1', 'UTF8')), now());
+SELECT dblink_send_query('s3', $$SELECT public.okno_create_booking(1, 'expired-booking', '{"resource_id":1,"starts_at":"2031-05-01T10:00:00Z","ends_at":"2031-05-01T11:00:00Z"}'), true$$);
+SELECT replayed, error FROM op_answer('s3');
+-- and the tombstone citus_layout wrote before the table was distributed
+SELECT dblink_send_query('s1', $$SELECT public.okno_idempotent('layout', '', 'expired', '{}', 'public.op_run(jsonb)'), true$$);
+SELECT replayed, error FROM op_answer('s1');
+SELECT count(*) AS runs FROM op_runs WHERE k = 'gone';
+
+-- races: both requests of a key sent at once, 30 rounds coordinator vs
+-- worker 1 and 30 worker 1 vs worker 2: one ran and one replayed, the
+-- same response, one run per key
+CREATE TABLE op_rounds (pair text, round int, a_replayed bool, a_error text,
+                        b_replayed bool, b_error text, same_response bool);
+CREATE FUNCTION op_race(pair text, a text, b text, rounds int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  ra record;
+  rb record;
+BEGIN
+  FOR i IN 1 .. rounds LOOP
+    PERFORM dblink_send_query(a, public.op_call(pair || '-' || i, i));
+    PERFORM dblink_send_query(b, public.op_call(pair || '-' || i, i));
+    SELECT * INTO ra FROM public.op_answer(a);
+    SELECT * INTO rb FROM public.op_answer(b);
+    INSERT INTO public.op_rounds
+      VALUES (pair, i, ra.replayed, ra.error, rb.replayed, rb.error, ra.response = rb.response);
+  END LOOP;
+END $$;
+SELECT op_race('coord-w1', 's1', 's2', 30);
+SELECT op_race('w1-w2', 's2', 's3', 30);
+SELECT pair, count(*) AS rounds,
+       count(*) FILTER (WHERE a_error IS NULL AND b_error IS NULL) AS both_answered,
+       count(*) FILTER (WHERE a_replayed <> b_replayed) AS one_ran_one_replayed,
+       count(*) FILTER (WHERE same_response) AS same_response
+  FROM op_rounds GROUP BY pair ORDER BY pair;
+-- (what went wrong, if anything did)
+SELECT pair, round, a_error, b_error FROM op_rounds
+ WHERE a_error IS NOT NULL OR b_error IS NOT NULL ORDER BY pair, round;
+SELECT count(*) AS keys_raced, count(DISTINCT k) AS distinct_keys
+  FROM op_runs WHERE k LIKE 'coord-w1-%' OR k LIKE 'w1-w2-%';
+
+-- okno read and wrote no shell of its own tables on any node
+SELECT count(*) AS nodes, count(*) FILTER (WHERE result = '0') AS shells_empty
+  FROM run_command_on_all_nodes($$SELECT pg_relation_size('public.okno_key') + pg_relation_size('public.okno_key_tombstone')$$);
+
+SELECT dblink_disconnect('s1'), dblink_disconnect('s2'), dblink_disconnect('s3');
+DROP FUNCTION op_race(text, text, text, int);
+DROP TABLE op_rounds;
+DROP FUNCTION op_call(text, int);
+DROP FUNCTION op_answer(text);
+DROP FUNCTION op_wait_for_waiter();
+DROP FUNCTION op_open(text, text);
+DROP FUNCTION op_run(jsonb);
+DROP TABLE op_runs;
