@@ -160,6 +160,13 @@ typedef struct OknoBinding
 	 * (outbox/event_bucket.c) and drains a shard's buckets per statement
 	 */
 	bool		outbox_buckets;
+	/*
+	 * Citus keeps outbox in one shard on one node (a distributed schema's
+	 * table, schema mode): okno drains it with the bucket drain's
+	 * statements without the bucket restriction, and runs its other
+	 * statements as on one server (Citus plans them onto that node)
+	 */
+	bool		outbox_one_shard;
 } OknoBinding;
 
 /*
@@ -240,7 +247,7 @@ pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
 /* citus.c: the tables Citus knows */
 extern bool okno_citus_table(Oid relid);
 #define OKNO_OUTBOX_BUCKET_COLUMN "bucket"
-extern bool okno_outbox_bucket_column(Oid relid, bool citus);
+extern void okno_outbox_layout(Oid relid, bool citus, bool *buckets, bool *one_shard);
 pg_noreturn extern void okno_refuse_on_citus(const char *what);
 extern bool okno_binding_citus(const OknoBinding *b);
 extern void okno_require_outbox_buckets(const OknoBinding *b, const char *fname);

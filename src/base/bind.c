@@ -606,8 +606,8 @@ okno_bind_tables(Oid nsp, const char *schema, int version, OknoBinding *b)
 	/* (its type was checked above) */
 	b->order_keys = version >= OKNO_V(0, 7, 0) &&
 		get_attnum(b->relid[OKNO_REL_OUTBOX], "order_key") != InvalidAttrNumber;
-	b->outbox_buckets = okno_outbox_bucket_column(b->relid[OKNO_REL_OUTBOX],
-												  b->citus[OKNO_REL_OUTBOX]);
+	okno_outbox_layout(b->relid[OKNO_REL_OUTBOX], b->citus[OKNO_REL_OUTBOX],
+					   &b->outbox_buckets, &b->outbox_one_shard);
 }
 
 /*

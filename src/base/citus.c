@@ -53,16 +53,19 @@
  * 'n': a reference table, a single-shard or a local table Citus knows,
  * ...), or '\0' if Citus does not know it (or is not installed); and, if
  * distcol is not NULL, the column a hash-distributed table is distributed
- * by (InvalidAttrNumber otherwise).
+ * by (InvalidAttrNumber otherwise); and, if reference is not NULL, whether
+ * the table is a reference table (replication model 't': a copy on every
+ * node).
  */
 static char
-citus_partition(Oid relid, AttrNumber *distcol)
+citus_partition(Oid relid, AttrNumber *distcol, bool *reference)
 {
 	Oid			catalog = get_relname_relid(CITUS_PARTITION_CATALOG, PG_CATALOG_NAMESPACE);
 	Oid			index;
 	AttrNumber	relid_att;
 	AttrNumber	method_att;
 	AttrNumber	key_att;
+	AttrNumber	repmodel_att;
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
@@ -71,14 +74,17 @@ citus_partition(Oid relid, AttrNumber *distcol)
 
 	if (distcol != NULL)
 		*distcol = InvalidAttrNumber;
+	if (reference != NULL)
+		*reference = false;
 	if (!OidIsValid(catalog))
 		return '\0';
 	relid_att = get_attnum(catalog, "logicalrelid");
 	method_att = get_attnum(catalog, "partmethod");
 	key_att = get_attnum(catalog, "partkey");
+	repmodel_att = get_attnum(catalog, "repmodel");
 	if (relid_att == InvalidAttrNumber || method_att == InvalidAttrNumber ||
-		key_att == InvalidAttrNumber)
-		elog(ERROR, "Citus's %s has no column logicalrelid, partmethod or partkey",
+		key_att == InvalidAttrNumber || repmodel_att == InvalidAttrNumber)
+		elog(ERROR, "Citus's %s has no column logicalrelid, partmethod, partkey or repmodel",
 			 CITUS_PARTITION_CATALOG);
 	index = get_relname_relid(CITUS_PARTITION_INDEX, PG_CATALOG_NAMESPACE);
 
@@ -102,6 +108,9 @@ citus_partition(Oid relid, AttrNumber *distcol)
 			if (IsA(node, Var))
 				*distcol = ((Var *) node)->varattno;
 		}
+		d = heap_getattr(tup, repmodel_att, RelationGetDescr(rel), &isnull);
+		if (reference != NULL && !isnull)
+			*reference = DatumGetChar(d) == 't';
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
@@ -115,26 +124,36 @@ citus_partition(Oid relid, AttrNumber *distcol)
 bool
 okno_citus_table(Oid relid)
 {
-	return citus_partition(relid, NULL) != '\0';
+	return citus_partition(relid, NULL, NULL) != '\0';
 }
 
 /*
- * Whether outbox (relid; citus: Citus knows it) is distributed by its
- * integer column bucket, the layout okno drains on Citus (README, "Scaling
- * out with Citus").
+ * How Citus lays outbox (relid; citus: Citus knows it) out, for the
+ * binding: *buckets, distributed by its integer column bucket (README,
+ * "Scaling out with Citus"); *one_shard, kept in one shard on one node
+ * (a table of a distributed schema, README "Schema mode", a single-shard
+ * or a Citus local table; not a reference table, a copy on every node),
+ * where Citus plans every statement on it onto that node as it is, and
+ * okno drains it with the bucket drain's statements without the bucket
+ * restriction (drain_buckets.c).  Both false where Citus does not know
+ * outbox, or lays it out otherwise.
  */
-bool
-okno_outbox_bucket_column(Oid relid, bool citus)
+void
+okno_outbox_layout(Oid relid, bool citus, bool *buckets, bool *one_shard)
 {
 	AttrNumber	distcol;
 	AttrNumber	bucket;
+	bool		reference;
+	char		method;
 
+	*buckets = *one_shard = false;
 	if (!citus || !OidIsValid(relid))
-		return false;
+		return;
+	method = citus_partition(relid, &distcol, &reference);
 	bucket = get_attnum(relid, OKNO_OUTBOX_BUCKET_COLUMN);
-	return bucket != InvalidAttrNumber &&
-		get_atttype(relid, bucket) == INT4OID &&
-		citus_partition(relid, &distcol) == 'h' && distcol == bucket;
+	*buckets = method == 'h' && bucket != InvalidAttrNumber && distcol == bucket &&
+		get_atttype(relid, bucket) == INT4OID;
+	*one_shard = method == 'n' && !reference;
 }
 
 /*
@@ -212,14 +231,15 @@ okno_binding_citus(const OknoBinding *b)
 }
 
 /*
- * Refuse fname where Citus distributes outbox, but not by bucket (by id,
- * by hand): okno's delivery statements need a shard's events to be
- * named by their buckets.
+ * Refuse fname where Citus distributes outbox over shards, but not by
+ * bucket (by id, by hand): okno's delivery statements need a shard's
+ * events to be named by their buckets.  (An outbox in one shard is
+ * delivered as on one server.)
  */
 void
 okno_require_outbox_buckets(const OknoBinding *b, const char *fname)
 {
-	if (b->citus[OKNO_REL_OUTBOX] && !b->outbox_buckets)
+	if (b->citus[OKNO_REL_OUTBOX] && !b->outbox_buckets && !b->outbox_one_shard)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s needs outbox distributed by bucket", fname),

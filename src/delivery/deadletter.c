@@ -94,13 +94,20 @@ okno_requeue_parked(PG_FUNCTION_ARGS)
 									   &values[3], &nulls[3]);
 	if (okno_binding()->citus[OKNO_REL_OUTBOX])
 	{
-		/* the default subscriber's, shard by shard (drain_buckets.c) */
-		if (!okno_binding()->outbox_buckets)
-			okno_refuse_on_citus("okno_requeue_parked()");
-		if (chosen != NULL && chosen != &okno_bucket_routine)
+		/*
+		 * The default subscriber's only: shard by shard where outbox is
+		 * distributed by bucket (drain_buckets.c), as on one server where
+		 * it is in one shard
+		 */
+		okno_require_outbox_buckets(okno_binding(), "okno_requeue_parked()");
+		if (chosen == &okno_named_routine)
 			okno_refuse_on_citus("okno_requeue_parked() with a subscriber");
-		n = okno_buckets_exec(okno_bucket_routine.requeue_parked, values, nulls,
-							  SPI_OK_UPDATE, "outbox bulk requeue");
+		if (okno_binding()->outbox_buckets)
+			n = okno_buckets_exec(okno_bucket_routine.requeue_parked, values, nulls,
+								  SPI_OK_UPDATE, "outbox bulk requeue");
+		else
+			n = okno_delivery_exec(&okno_one_shard_routine, okno_one_shard_routine.requeue_parked,
+								   values, nulls, false, SPI_OK_UPDATE, "outbox bulk requeue");
 	}
 	else
 		for (i = 0; i < (int) lengthof(routines); i++)

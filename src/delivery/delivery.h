@@ -168,6 +168,7 @@ typedef struct OknoDeliveryRoutine
 extern const OknoDeliveryRoutine okno_default_routine;
 extern const OknoDeliveryRoutine okno_named_routine;
 extern const OknoDeliveryRoutine okno_bucket_routine;
+extern const OknoDeliveryRoutine okno_one_shard_routine;
 extern const OknoDeliveryRoutine *okno_delivery_routine(const char *subscriber,
 														Datum *arg, char *argnull);
 extern uint64 okno_delivery_exec(const OknoDeliveryRoutine *r, OknoPlan *plan,

@@ -26,6 +26,12 @@
  * statements Citus runs locally; among each, the start turns from call to
  * call, so that no shard waits behind another's backlog.
  *
+ * Where Citus keeps outbox in one shard (a distributed schema's table,
+ * schema mode: README), the same drain runs on that one shard, each
+ * statement without the bucket restriction (the table has no buckets):
+ * Citus plans it onto the shard's node as it is, given the time as for
+ * buckets and planned for each call.
+ *
  * A batch is all the events handed out by one call, in id order, as one
  * server's are: each shard's rows are sorted by id, the batch is sorted
  * again.  The caller's transaction is the delivery, as on one server: if
@@ -60,7 +66,8 @@
 /*
  * The buckets of each of outbox's shards, and whether it is placed on this
  * node, in the shards' order ($1: outbox; the metadata is Citus's, in
- * pg_catalog).
+ * pg_catalog).  A shard without a hash range (outbox in one shard) holds
+ * every bucket.
  */
 static OknoPlan shard_buckets_plan = {
 	.sql =
@@ -69,8 +76,9 @@ static OknoPlan shard_buckets_plan = {
 	" FROM pg_catalog.generate_series(0, " CppAsString2(OKNO_OUTBOX_BUCKETS) " - 1) AS b (b)"
 	" JOIN pg_catalog.pg_dist_shard AS s"
 	"   ON s.logicalrelid OPERATOR(pg_catalog.=) $1"
-	"  AND pg_catalog.hashint4(b.b) OPERATOR(pg_catalog.>=) s.shardminvalue::pg_catalog.int4"
-	"  AND pg_catalog.hashint4(b.b) OPERATOR(pg_catalog.<=) s.shardmaxvalue::pg_catalog.int4"
+	"  AND (s.shardminvalue IS NULL"
+	"       OR pg_catalog.hashint4(b.b) OPERATOR(pg_catalog.>=) s.shardminvalue::pg_catalog.int4"
+	"      AND pg_catalog.hashint4(b.b) OPERATOR(pg_catalog.<=) s.shardmaxvalue::pg_catalog.int4)"
 	" LEFT JOIN pg_catalog.pg_dist_placement AS pl"
 	"   ON pl.shardid OPERATOR(pg_catalog.=) s.shardid"
 	"  AND pl.groupid OPERATOR(pg_catalog.=)"
@@ -88,11 +96,20 @@ static OknoPlan shard_buckets_plan = {
  * in.
  */
 #define B_IN(e) " AND " e "." OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) ANY ($3)"
+#define SHARD_ARGS \
+	.nargs = 4, \
+	.argtypes = {INT4OID, UUIDOID, INT4ARRAYOID, TIMESTAMPTZOID}, \
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
 static OknoPlan drain_shard_plan = {
 	.sql = OKNO_SQL_DRAIN_AT(OKNO_F_CURRENT, "", "$4", B_IN),
-	.nargs = 4,
-	.argtypes = {INT4OID, UUIDOID, INT4ARRAYOID, TIMESTAMPTZOID},
-	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+	SHARD_ARGS
+};
+
+/* the same where outbox is in one shard: no buckets ($3 unused) */
+#define DRAIN_ONE_SHARD_SQL(F) OKNO_SQL_DRAIN_AT(F, "", "$4", OKNO_SQL_ANY_BUCKET)
+static OknoPlan drain_one_shard_plan = {
+	OKNO_PLAN_FORMS(DRAIN_ONE_SHARD_SQL),
+	SHARD_ARGS
 };
 
 /*
@@ -102,15 +119,30 @@ static OknoPlan drain_shard_plan = {
  * server wait.c tells a held row by its xmax; a shard's xmax is another
  * node's transaction.)
  */
+#define DUE_SHARD_SQL(F, in) \
+	"SELECT p.id FROM %1$s.outbox AS p" \
+	" WHERE" OKNO_SQL_OUTBOX_DUE_AT(F, "p", "$2", "$4", in("q")) in("p") \
+	" ORDER BY p.id LIMIT $1 FOR UPDATE SKIP LOCKED"
 static OknoPlan due_shard_plan = {
-	.sql =
-	"SELECT p.id FROM %1$s.outbox AS p"
-	" WHERE" OKNO_SQL_OUTBOX_DUE_AT(OKNO_F_CURRENT, "p", "$2", "$4", B_IN("q")) B_IN("p")
-	" ORDER BY p.id LIMIT $1 FOR UPDATE SKIP LOCKED",
-	.nargs = 4,
-	.argtypes = {INT4OID, UUIDOID, INT4ARRAYOID, TIMESTAMPTZOID},
-	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+	.sql = DUE_SHARD_SQL(OKNO_F_CURRENT, B_IN),
+	SHARD_ARGS
 };
+
+#define DUE_ONE_SHARD_SQL(F) DUE_SHARD_SQL(F, OKNO_SQL_ANY_BUCKET)
+static OknoPlan due_one_shard_plan = {
+	OKNO_PLAN_FORMS(DUE_ONE_SHARD_SQL),
+	SHARD_ARGS
+};
+
+/*
+ * The statements of a shard for the layout: by bucket, or outbox in one
+ * shard
+ */
+static OknoPlan *
+shard_plan(OknoPlan *by_bucket, OknoPlan *one_shard)
+{
+	return okno_binding()->outbox_one_shard ? one_shard : by_bucket;
+}
 
 /* outbox's shards, as shard_buckets_plan finds them */
 typedef struct ShardBuckets
@@ -236,7 +268,7 @@ drain_shard(const ShardBuckets *shard, int32 max, TimestampTz now,
 {
 	uint64		i;
 
-	run_shard(&drain_shard_plan, shard, max, now);
+	run_shard(shard_plan(&drain_shard_plan, &drain_one_shard_plan), shard, max, now);
 
 	for (i = 0; i < SPI_processed; i++)
 	{
@@ -315,7 +347,7 @@ okno_buckets_due(void)
 	for (k = 0; k < layout.nshards; k++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		run_shard(&due_shard_plan, shard_of_call(k), 1, now);
+		run_shard(shard_plan(&due_shard_plan, &due_one_shard_plan), shard_of_call(k), 1, now);
 		if (SPI_processed > 0)
 			return true;
 	}

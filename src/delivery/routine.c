@@ -23,7 +23,9 @@
  * default subscriber's leave $2 unused.  Where Citus distributes outbox by
  * bucket, the default subscriber has a third table, whose statements take
  * the event's bucket as $2 (looked up by its route), so that Citus sends
- * each to the event's shard: an id alone names no shard there.
+ * each to the event's shard: an id alone names no shard there.  Where
+ * Citus keeps outbox in one shard, a fourth: the default one's statements
+ * with the drain of drain_buckets.c.
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -305,7 +307,10 @@ drain_outbox(ReturnSetInfo *rsinfo, const char *subscriber pg_attribute_unused()
 	return okno_drain_outbox(rsinfo, max_events, ncols);
 }
 
-/* where Citus distributes outbox by bucket, shard by shard (drain_buckets.c) */
+/*
+ * where Citus distributes outbox by bucket, shard by shard, or keeps it in
+ * one shard (drain_buckets.c)
+ */
 static uint64
 drain_buckets(ReturnSetInfo *rsinfo, const char *subscriber pg_attribute_unused(),
 			  int32 max_events, int ncols)
@@ -333,18 +338,34 @@ route_bucket(Datum id)
 	return isnull ? Int32GetDatum(0) : bucket;
 }
 
+/* the default subscriber's statements but its drain */
+#define OUTBOX_STATEMENTS \
+	.lock = &outbox_lock, \
+	.fail = {&outbox_fail_row, &outbox_fail_columns, &outbox_fail_delivery}, \
+	.release = &outbox_release, \
+	.requeue = &outbox_requeue, \
+	.requeue_parked = &outbox_requeue_parked, \
+	.discard_lock = &outbox_discard_lock, \
+	.discard_done = &outbox_discard_done, \
+	.next_due = &outbox_next_due
+
 const OknoDeliveryRoutine okno_default_routine = {
 	.table = OUTBOX_TABLE,
 	.drain = drain_outbox,
 	.adopt = NULL,
-	.lock = &outbox_lock,
-	.fail = {&outbox_fail_row, &outbox_fail_columns, &outbox_fail_delivery},
-	.release = &outbox_release,
-	.requeue = &outbox_requeue,
-	.requeue_parked = &outbox_requeue_parked,
-	.discard_lock = &outbox_discard_lock,
-	.discard_done = &outbox_discard_done,
-	.next_due = &outbox_next_due
+	OUTBOX_STATEMENTS
+};
+
+/*
+ * Where Citus keeps outbox in one shard (schema mode): the default one's
+ * statements, which Citus plans onto the shard's node as they are, but for
+ * the drain, drain_buckets.c's (the time given, planned for each call)
+ */
+const OknoDeliveryRoutine okno_one_shard_routine = {
+	.table = OUTBOX_TABLE,
+	.drain = drain_buckets,
+	.adopt = NULL,
+	OUTBOX_STATEMENTS
 };
 
 const OknoDeliveryRoutine okno_bucket_routine = {
@@ -391,7 +412,11 @@ okno_delivery_routine(const char *subscriber, Datum *arg, char *argnull)
 	}
 	if (subscriber != NULL)
 		return &okno_named_routine;
-	return okno_binding()->outbox_buckets ? &okno_bucket_routine : &okno_default_routine;
+	if (okno_binding()->outbox_buckets)
+		return &okno_bucket_routine;
+	if (okno_binding()->outbox_one_shard)
+		return &okno_one_shard_routine;
+	return &okno_default_routine;
 }
 
 /*

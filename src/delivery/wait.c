@@ -317,12 +317,12 @@ check_outbox(const WaitFor *who, TimestampTz *next_due)
 	}
 
 	/*
-	 * Where Citus distributes outbox by bucket, shard by shard
-	 * (drain_buckets.c).  A commit wakes this wait only when it ran through
-	 * this node; events written through another node are found at the
-	 * next check (the timeout).
+	 * Where Citus distributes outbox by bucket, shard by shard, or keeps it
+	 * in one shard (drain_buckets.c).  A commit wakes this wait only when
+	 * it ran through this node; events written through another node are
+	 * found at the next check (the timeout).
 	 */
-	else if (okno_binding()->outbox_buckets)
+	else if (okno_binding()->outbox_buckets || okno_binding()->outbox_one_shard)
 		state = okno_buckets_due() ? OUTBOX_DUE : OUTBOX_IDLE;
 
 	/*

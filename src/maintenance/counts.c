@@ -110,6 +110,19 @@ static OknoPlan outbox_counts_buckets_plan = {
 };
 
 /*
+ * The same where Citus keeps outbox in one shard (schema mode): the
+ * one-server counts, the live rows counted in the shard and passed in
+ */
+#define OUTBOX_COUNTS_ONE_SHARD_SQL(F) OUTBOX_COUNTS_SQL_IN(F, "$2", "")
+
+static OknoPlan outbox_counts_one_shard_plan = {
+	OKNO_PLAN_FORMS(OUTBOX_COUNTS_ONE_SHARD_SQL),
+	.nargs = 2,
+	.argtypes = {OIDOID, INT8OID},
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+};
+
+/*
  * Every subscriber's counts, the default one first; not_copied counts the
  * events committed since its drains last looked (they are also in pending
  * and due_now).
@@ -171,27 +184,40 @@ static OknoPlan subscriber_counts_buckets_plan = {
 	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
 };
 
+#define SUBSCRIBER_COUNTS_ONE_SHARD_SQL(F) \
+	"WITH s AS (" OUTBOX_COUNTS_ONE_SHARD_SQL(F) ")" DEFAULT_SUBSCRIBER_COUNTS
+
+static OknoPlan subscriber_counts_one_shard_plan = {
+	OKNO_PLAN_FORMS(SUBSCRIBER_COUNTS_ONE_SHARD_SQL),
+	.nargs = 2,
+	.argtypes = {OIDOID, INT8OID},
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+};
+
 /*
- * Run one of the plans above, plan or where Citus distributes outbox by
- * bucket buckets_plan; its rows are in SPI_tuptable.  (Named subscribers
- * are not served there: okno_subscribe refuses them.)
+ * Run one of the plans above: plan, or where Citus has outbox buckets_plan
+ * (distributed by bucket) or one_shard_plan (in one shard), which take the
+ * live rows of its shards, counted first (inside the counts' query Citus
+ * returned garbage for them); the rows are in SPI_tuptable.  (Named
+ * subscribers are not served there: okno_subscribe refuses them.)
  */
 static void
-run_counts(OknoPlan *plan, OknoPlan *buckets_plan)
+run_counts(OknoPlan *plan, OknoPlan *buckets_plan, OknoPlan *one_shard_plan)
 {
+	const OknoBinding *b = okno_binding();
 	Datum		args[2];
 	int			rc;
 
 	args[0] = ObjectIdGetDatum(okno_relid(OKNO_REL_OUTBOX));
-	okno_require_outbox_buckets(okno_binding(), "okno_outbox_status");
-	if (okno_binding()->outbox_buckets)
+	okno_require_outbox_buckets(b, "okno_outbox_status");
+	if (b->outbox_buckets || b->outbox_one_shard)
 	{
 		bool		isnull;
 
 		rc = SPI_execute_plan(okno_plan(&shards_live_rows_plan), args, NULL, true, 1);
 		okno_check_spi(rc, SPI_OK_SELECT, "outbox live rows");
 		args[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		plan = buckets_plan;
+		plan = b->outbox_buckets ? buckets_plan : one_shard_plan;
 	}
 
 	rc = SPI_execute_plan(okno_plan(plan), args, NULL, true, 0);
@@ -218,7 +244,7 @@ okno_outbox_counts(PG_FUNCTION_ARGS)
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
-	run_counts(&outbox_counts_plan, &outbox_counts_buckets_plan);
+	run_counts(&outbox_counts_plan, &outbox_counts_buckets_plan, &outbox_counts_one_shard_plan);
 	if (SPI_processed != 1 || SPI_tuptable->tupdesc->natts != desc->natts)
 		elog(ERROR, "outbox counts returned " UINT64_FORMAT " rows", SPI_processed);
 	oldcxt = MemoryContextSwitchTo(cxt);
@@ -252,7 +278,8 @@ okno_subscriber_counts(PG_FUNCTION_ARGS)
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
-	run_counts(&subscriber_counts_plan, &subscriber_counts_buckets_plan);
+	run_counts(&subscriber_counts_plan, &subscriber_counts_buckets_plan,
+			   &subscriber_counts_one_shard_plan);
 	if (SPI_tuptable->tupdesc->natts != rsinfo->setDesc->natts)
 		elog(ERROR, "subscriber counts returned %d columns", SPI_tuptable->tupdesc->natts);
 	for (i = 0; i < SPI_processed; i++)

@@ -6,60 +6,13 @@
 -- connections from here (the coordinator) to the coordinator and the
 -- workers; a wait is a condition polled with a deadline.
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS dblink;
+\i test/citus/races.psql
 INSERT INTO actors (id, name) VALUES (20, 'carol'), (21, 'dave'), (22, 'erin');
 INSERT INTO resources (id, name)
   SELECT g, 'race room ' || g FROM generate_series(20, 23) AS g;
 
--- a session named name on node ('coordinator', 'worker1' or 'worker2')
-CREATE FUNCTION one_key_open(name text, node text) RETURNS void
-LANGUAGE plpgsql AS $$
-DECLARE
-  conn text;
-BEGIN
-  SELECT format('host=%s port=%s dbname=%s', nodename, nodeport, current_database())
-    INTO STRICT conn
-    FROM pg_dist_node
-   WHERE noderole = 'primary'
-     AND groupid = CASE node WHEN 'coordinator' THEN 0 WHEN 'worker1' THEN 1 ELSE 2 END;
-  PERFORM dblink_connect(name, conn);
-  PERFORM dblink_exec(name, 'SET client_min_messages = warning');
-END $$;
-
--- until a backend on some node waits for a lock (up to 120 s)
-CREATE FUNCTION one_key_wait_for_waiter() RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-  deadline timestamptz := clock_timestamp() + interval '120 s';
-BEGIN
-  LOOP
-    IF (SELECT sum(result::int) FROM run_command_on_all_nodes(
-          $q$SELECT count(*) FROM pg_locks WHERE NOT granted$q$)) > 0 THEN
-      RETURN 'a request waits';
-    END IF;
-    IF clock_timestamp() > deadline THEN
-      RAISE EXCEPTION 'no request waited for a lock within 120 s';
-    END IF;
-    PERFORM pg_sleep(0.01);
-  END LOOP;
-END $$;
-
--- the answer of a session's request sent with dblink_send_query: its
--- (card, replayed), or its error's message
-CREATE FUNCTION one_key_answer(name text, OUT card jsonb, OUT replayed bool, OUT error text)
-LANGUAGE plpgsql AS $$
-BEGIN
-  SELECT r.card, r.replayed INTO card, replayed
-    FROM dblink_get_result(name, false) AS r (card jsonb, replayed bool);
-  IF card IS NULL THEN
-    error := dblink_error_message(name);
-  END IF;
-  -- (the end of the result set)
-  PERFORM * FROM dblink_get_result(name, false) AS r (card jsonb, replayed bool);
-END $$;
-
-SELECT one_key_open('s1', 'coordinator'), one_key_open('s2', 'worker1'),
-       one_key_open('s3', 'worker2');
+SELECT race.open('s1', 'coordinator'), race.open('s2', 'worker1'),
+       race.open('s3', 'worker2');
 
 \set p '{"resource_id":20,"starts_at":"2031-01-01T10:00:00Z","ends_at":"2031-01-01T11:00:00Z"}'
 \set q '{"resource_id":20,"starts_at":"2031-01-02T10:00:00Z","ends_at":"2031-01-02T11:00:00Z"}'
@@ -74,9 +27,9 @@ SELECT card ->> 'status' AS s1_status
                            'race-rc', :'p')) AS t (card jsonb);
 SELECT dblink_send_query('s2', format('SELECT card, replayed FROM public.okno_create_booking_result(1, %L, %L)',
                                       'race-rc', :'p'));
-SELECT one_key_wait_for_waiter();
+SELECT race.wait_for_waiter();
 SELECT dblink_exec('s1', 'COMMIT');
-SELECT replayed, coalesce(error, 'none') AS error, card FROM one_key_answer('s2') \gset rc_
+SELECT replayed, coalesce(error, 'none') AS error, response AS card FROM race.answer('s2') \gset rc_
 SELECT :'rc_replayed' AS replayed, :'rc_error' AS error;
 -- (a query of its own: Citus would run a call in a query of a shard there)
 SELECT response_body = :'rc_card'::jsonb AS same_card
@@ -91,9 +44,9 @@ SELECT card ->> 'status' AS s2_status
                            'race-reused', :'q')) AS t (card jsonb);
 SELECT dblink_send_query('s3', format('SELECT card, replayed FROM public.okno_create_booking_result(2, %L, %L)',
                                       'race-reused', :'r'));
-SELECT one_key_wait_for_waiter();
+SELECT race.wait_for_waiter();
 SELECT dblink_exec('s2', 'COMMIT');
-SELECT replayed, error FROM one_key_answer('s3');
+SELECT replayed, error FROM race.answer('s3');
 
 -- REPEATABLE READ: s2's transaction has its snapshot before s1 commits the
 -- key; it can neither see the key nor run the request again:
@@ -109,9 +62,9 @@ SELECT count(*) AS s2_sees_the_key
        AS t (one int);
 SELECT dblink_send_query('s2', format('SELECT card, replayed FROM public.okno_create_booking_result(20, %L, %L)',
                                       'race-rr', :'p'));
-SELECT one_key_wait_for_waiter();
+SELECT race.wait_for_waiter();
 SELECT dblink_exec('s1', 'COMMIT');
-SELECT replayed, error FROM one_key_answer('s2');
+SELECT replayed, error FROM race.answer('s2');
 SELECT dblink_exec('s2', 'ROLLBACK');
 -- its retry replays
 SELECT replayed
@@ -143,10 +96,10 @@ BEGIN
                                                        AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')));
     PERFORM dblink_send_query(a, sql);
     PERFORM dblink_send_query(b, sql);
-    SELECT * INTO ra FROM one_key_answer(a);
-    SELECT * INTO rb FROM one_key_answer(b);
+    SELECT * INTO ra FROM race.answer(a);
+    SELECT * INTO rb FROM race.answer(b);
     INSERT INTO one_key_rounds
-      VALUES (pair, i, ra.replayed, ra.error, rb.replayed, rb.error, ra.card = rb.card);
+      VALUES (pair, i, ra.replayed, ra.error, rb.replayed, rb.error, ra.response = rb.response);
   END LOOP;
 END $$;
 SELECT one_key_race('coord-w1', 's1', 's2', 30, 22);
@@ -167,6 +120,4 @@ SELECT count(*) AS keys_of_the_races
 SELECT dblink_disconnect('s1'), dblink_disconnect('s2'), dblink_disconnect('s3');
 DROP FUNCTION one_key_race(text, text, text, int, int);
 DROP TABLE one_key_rounds;
-DROP FUNCTION one_key_answer(text);
-DROP FUNCTION one_key_wait_for_waiter();
-DROP FUNCTION one_key_open(text, text);
+DROP SCHEMA race CASCADE;

@@ -8,7 +8,7 @@
 -- deadline.
 --
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS dblink;
+\i test/citus/races.psql
 
 -- what a handler ran: one row per run that committed, in a distributed
 -- table (a handler may write anything the caller may).  PL/pgSQL: a SQL
@@ -23,52 +23,6 @@ BEGIN
   RETURN jsonb_build_object('k', r ->> 'k', 'n', (r ->> 'n')::int, 'ran', true);
 END $$;
 
--- a session on a node
-CREATE FUNCTION op_open(name text, node text) RETURNS void
-LANGUAGE plpgsql AS $$
-DECLARE
-  conn text;
-BEGIN
-  SELECT format('host=%s port=%s dbname=%s', nodename, nodeport, current_database())
-    INTO STRICT conn
-    FROM pg_dist_node
-   WHERE noderole = 'primary'
-     AND groupid = CASE node WHEN 'coordinator' THEN 0 WHEN 'worker1' THEN 1 ELSE 2 END;
-  PERFORM dblink_connect(name, conn);
-  PERFORM dblink_exec(name, 'SET client_min_messages = warning');
-END $$;
-
--- until a request waits for a lock on some node (deadline 120 s)
-CREATE FUNCTION op_wait_for_waiter() RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-  deadline timestamptz := clock_timestamp() + interval '120 s';
-BEGIN
-  LOOP
-    IF (SELECT sum(result::int) FROM run_command_on_all_nodes(
-          $q$SELECT count(*) FROM pg_locks WHERE NOT granted$q$)) > 0 THEN
-      RETURN 'a request waits';
-    END IF;
-    IF clock_timestamp() > deadline THEN
-      RAISE EXCEPTION 'no request waited for a lock within 120 s';
-    END IF;
-    PERFORM pg_sleep(0.01);
-  END LOOP;
-END $$;
-
--- the answer of a query sent with dblink_send_query: (response, replayed)
--- or its error
-CREATE FUNCTION op_answer(name text, OUT response jsonb, OUT replayed bool, OUT error text)
-LANGUAGE plpgsql AS $$
-BEGIN
-  SELECT r.response, r.replayed INTO response, replayed
-    FROM dblink_get_result(name, false) AS r (response jsonb, replayed bool);
-  IF response IS NULL THEN
-    error := dblink_error_message(name);
-  END IF;
-  PERFORM * FROM dblink_get_result(name, false) AS r (response jsonb, replayed bool);
-END $$;
-
 -- a call of okno_idempotent_result, as SQL text
 CREATE FUNCTION op_call(k text, n int) RETURNS text
 LANGUAGE sql AS $$
@@ -76,7 +30,7 @@ LANGUAGE sql AS $$
                 'citus-op', 'tests', k, jsonb_build_object('k', k, 'n', n), 'public.op_run(jsonb)')
 $$;
 
-SELECT op_open('s1', 'coordinator'), op_open('s2', 'worker1'), op_open('s3', 'worker2');
+SELECT race.open('s1', 'coordinator'), race.open('s2', 'worker1'), race.open('s3', 'worker2');
 
 -- one key, one node after another: run on worker 1, replayed on worker 2
 -- and on the coordinator; another request with the key is key_reused
@@ -84,7 +38,7 @@ SELECT response, replayed FROM dblink('s2', op_call('seq', 1)) AS t (response js
 SELECT response, replayed FROM dblink('s3', op_call('seq', 1)) AS t (response jsonb, replayed bool);
 SELECT response, replayed FROM dblink('s1', op_call('seq', 1)) AS t (response jsonb, replayed bool);
 SELECT dblink_send_query('s3', op_call('seq', 2));
-SELECT replayed, error FROM op_answer('s3');
+SELECT replayed, error FROM race.answer('s3');
 SELECT count(*) AS runs FROM op_runs WHERE k = 'seq';
 
 -- READ COMMITTED, two nodes at once: the second waits for the first's
@@ -92,27 +46,27 @@ SELECT count(*) AS runs FROM op_runs WHERE k = 'seq';
 SELECT dblink_exec('s1', 'BEGIN');
 SELECT response FROM dblink('s1', op_call('rc', 1)) AS t (response jsonb, replayed bool);
 SELECT dblink_send_query('s2', op_call('rc', 1));
-SELECT op_wait_for_waiter();
+SELECT race.wait_for_waiter();
 SELECT dblink_exec('s1', 'COMMIT');
-SELECT response, replayed, coalesce(error, 'none') AS error FROM op_answer('s2');
+SELECT response, replayed, coalesce(error, 'none') AS error FROM race.answer('s2');
 SELECT count(*) AS runs FROM op_runs WHERE k = 'rc';
 
 -- the first rolls back: the second's request is new, and runs
 SELECT dblink_exec('s2', 'BEGIN');
 SELECT response FROM dblink('s2', op_call('rollback', 1)) AS t (response jsonb, replayed bool);
 SELECT dblink_send_query('s3', op_call('rollback', 1));
-SELECT op_wait_for_waiter();
+SELECT race.wait_for_waiter();
 SELECT dblink_exec('s2', 'ROLLBACK');
-SELECT response, replayed, coalesce(error, 'none') AS error FROM op_answer('s3');
+SELECT response, replayed, coalesce(error, 'none') AS error FROM race.answer('s3');
 SELECT count(*) AS runs FROM op_runs WHERE k = 'rollback';
 
 -- another request with the key, waiting: key_reused once the first commits
 SELECT dblink_exec('s3', 'BEGIN');
 SELECT response FROM dblink('s3', op_call('reused', 1)) AS t (response jsonb, replayed bool);
 SELECT dblink_send_query('s1', op_call('reused', 2));
-SELECT op_wait_for_waiter();
+SELECT race.wait_for_waiter();
 SELECT dblink_exec('s3', 'COMMIT');
-SELECT replayed, error FROM op_answer('s1');
+SELECT replayed, error FROM race.answer('s1');
 
 -- REPEATABLE READ: the key committed after the waiter's snapshot is
 -- concurrent_request (40001); its retry replays
@@ -122,9 +76,9 @@ SELECT dblink_exec('s2', 'BEGIN ISOLATION LEVEL REPEATABLE READ');
 SELECT count(*) AS s2_sees_the_key
   FROM dblink('s2', $$SELECT 1 FROM public.okno_key WHERE request_key = 'rr'$$) AS t (one int);
 SELECT dblink_send_query('s2', op_call('rr', 1));
-SELECT op_wait_for_waiter();
+SELECT race.wait_for_waiter();
 SELECT dblink_exec('s1', 'COMMIT');
-SELECT replayed, error FROM op_answer('s2');
+SELECT replayed, error FROM race.answer('s2');
 SELECT dblink_exec('s2', 'ROLLBACK');
 SELECT replayed FROM dblink('s2', op_call('rr', 1)) AS t (response jsonb, replayed bool);
 SELECT count(*) AS runs FROM op_runs WHERE k = 'rr';
@@ -137,11 +91,11 @@ SELECT claimed FROM dblink('s2', $$SELECT public.okno_key_claim('citus-claim', '
        AS t (claimed jsonb);
 SELECT dblink_exec('s2', $$INSERT INTO public.op_runs VALUES ('c1', 1)$$);
 SELECT dblink_send_query('s3', $$SELECT public.okno_key_claim('citus-claim', 'tests', 'c1', '{"x":1}'), true$$);
-SELECT op_wait_for_waiter();
+SELECT race.wait_for_waiter();
 SELECT stored FROM dblink('s2', $$SELECT public.okno_key_store('citus-claim', 'tests', 'c1', '{"done":1}')$$)
        AS t (stored jsonb);
 SELECT dblink_exec('s2', 'COMMIT');
-SELECT response, error FROM op_answer('s3');
+SELECT response, error FROM race.answer('s3');
 -- a claim not stored fails the commit, and leaves no key
 SELECT dblink_exec('s1', 'BEGIN');
 SELECT claimed FROM dblink('s1', $$SELECT public.okno_key_claim('citus-claim', 'tests', 'c2', '{}')$$)
@@ -155,16 +109,16 @@ SELECT count(*) AS placeholders FROM okno_key WHERE response = 'null';
 INSERT INTO okno_key_tombstone
 VALUES (sha256(convert_to('citus-op:gone:tests', 'UTF8')), now());
 SELECT dblink_send_query('s3', op_call('gone', 1));
-SELECT replayed, error FROM op_answer('s3');
+SELECT replayed, error FROM race.answer('s3');
 SELECT dblink_send_query('s2', op_call('gone', 1));
-SELECT replayed, error FROM op_answer('s2');
+SELECT replayed, error FROM race.answer('s2');
 -- a booking's key too
 INSERT INTO okno_key_tombstone VALUES (sha256(convert_to(':expired-booking:1', 'UTF8')), now());
 SELECT dblink_send_query('s3', $$SELECT public.okno_create_booking(1, 'expired-booking', '{"resource_id":1,"starts_at":"2031-05-01T10:00:00Z","ends_at":"2031-05-01T11:00:00Z"}'), true$$);
-SELECT replayed, error FROM op_answer('s3');
+SELECT replayed, error FROM race.answer('s3');
 -- and the tombstone citus_layout wrote before the table was distributed
 SELECT dblink_send_query('s1', $$SELECT public.okno_idempotent('layout', '', 'expired', '{}', 'public.op_run(jsonb)'), true$$);
-SELECT replayed, error FROM op_answer('s1');
+SELECT replayed, error FROM race.answer('s1');
 SELECT count(*) AS runs FROM op_runs WHERE k = 'gone';
 
 -- races: both requests of a key sent at once, 30 rounds coordinator vs
@@ -181,8 +135,8 @@ BEGIN
   FOR i IN 1 .. rounds LOOP
     PERFORM dblink_send_query(a, public.op_call(pair || '-' || i, i));
     PERFORM dblink_send_query(b, public.op_call(pair || '-' || i, i));
-    SELECT * INTO ra FROM public.op_answer(a);
-    SELECT * INTO rb FROM public.op_answer(b);
+    SELECT * INTO ra FROM race.answer(a);
+    SELECT * INTO rb FROM race.answer(b);
     INSERT INTO public.op_rounds
       VALUES (pair, i, ra.replayed, ra.error, rb.replayed, rb.error, ra.response = rb.response);
   END LOOP;
@@ -208,8 +162,6 @@ SELECT dblink_disconnect('s1'), dblink_disconnect('s2'), dblink_disconnect('s3')
 DROP FUNCTION op_race(text, text, text, int);
 DROP TABLE op_rounds;
 DROP FUNCTION op_call(text, int);
-DROP FUNCTION op_answer(text);
-DROP FUNCTION op_wait_for_waiter();
-DROP FUNCTION op_open(text, text);
+DROP SCHEMA race CASCADE;
 DROP FUNCTION op_run(jsonb);
 DROP TABLE op_runs;
