@@ -212,7 +212,7 @@ okno_refuse_on_citus(const char *what)
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("%s is not supported where Citus distributes okno's tables", what),
-			 errdetail("okno runs bookings, okno_emit and the default subscriber's delivery, its verbs and counts on a Citus cluster; not yet this."),
+			 errdetail("okno runs bookings, operations' keys, okno_emit, the default subscriber's delivery, its verbs and counts, and okno_verify on a Citus cluster; not yet this."),
 			 errhint("See README, \"Scaling out with Citus\".")));
 }
 

@@ -71,10 +71,12 @@ PG_FUNCTION_INFO_V1(okno_verify_0_7);
 
 /*
  * the statement: a card's mismatch as card_mismatch, further checks
- * "extra" (UNION ALL ...) at its end
+ * "extra" (UNION ALL ...) at its end; T(name) names the table it reads
+ * (VERIFY_TABLE, or where Citus has them VERIFY_COPY, after copies: see
+ * below)
  */
-#define OKNO_SQL_VERIFY(card_mismatch, extra) \
-	"  WITH horizon AS ( " \
+#define OKNO_SQL_VERIFY(card_mismatch, extra, T, copies) \
+	"  WITH " copies " horizon AS ( " \
 	"    SELECT COALESCE((SELECT h.keys_purged_before FROM %1$s.okno_purge_horizon AS h), '-infinity'::pg_catalog.timestamptz) AS keys, " \
 	"           COALESCE((SELECT h.events_purged_before FROM %1$s.okno_purge_horizon AS h), '-infinity'::pg_catalog.timestamptz) AS events, " \
 	"           COALESCE((SELECT h.checked_since FROM %1$s.okno_purge_horizon AS h), '-infinity'::pg_catalog.timestamptz) AS adopted " \
@@ -94,18 +96,18 @@ PG_FUNCTION_INFO_V1(okno_verify_0_7);
 	"                          THEN '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,6})?(Z|[+-]\\d\\d:\\d\\d)$' " \
 	"                          ELSE '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{6})?Z$' END " \
 	"                THEN (i.response_body OPERATOR(pg_catalog.->>) 'ends_at')::pg_catalog.timestamptz END AS ends_at " \
-	"      FROM %1$s.idempotency AS i " \
+	"      FROM " T("idempotency") "AS i " \
 	"  ), " \
 	"  events AS ( " \
 	"    SELECT o.id, o.kind, o.attempts, o.last_error, o.delivered_at, o.parked_at, " \
 	"           CASE WHEN pg_catalog.jsonb_typeof(o.payload OPERATOR(pg_catalog.->) 'booking_id') OPERATOR(pg_catalog.=) 'number' " \
 	"                THEN (o.payload OPERATOR(pg_catalog.->>) 'booking_id')::pg_catalog.numeric END AS booking_id " \
-	"      FROM %1$s.outbox AS o " \
+	"      FROM " T("outbox") "AS o " \
 	"  ) " \
 	"  SELECT v.problem, v.detail FROM ( " \
 	"    SELECT 'booking without idempotency row'::pg_catalog.text AS problem, " \
 	"           pg_catalog.format('booking %%s of actor %%s', b.id, b.actor_id) AS detail " \
-	"      FROM %1$s.bookings AS b, horizon " \
+	"      FROM " T("bookings") "AS b, horizon " \
 	"     WHERE b.created_at OPERATOR(pg_catalog.>=) horizon.keys " \
 	"       AND b.created_at OPERATOR(pg_catalog.>) horizon.adopted " \
 	"       AND NOT EXISTS (SELECT FROM keyed AS k WHERE k.booking_id OPERATOR(pg_catalog.=) b.id) " \
@@ -113,16 +115,16 @@ PG_FUNCTION_INFO_V1(okno_verify_0_7);
 	"    SELECT 'idempotency row without booking', " \
 	"           pg_catalog.format('key %%s of actor %%s names booking %%s', k.request_key, k.actor_id, k.booking_id) " \
 	"      FROM keyed AS k " \
-	"     WHERE NOT EXISTS (SELECT FROM %1$s.bookings AS b WHERE b.id OPERATOR(pg_catalog.=) k.booking_id) " \
+	"     WHERE NOT EXISTS (SELECT FROM " T("bookings") "AS b WHERE b.id OPERATOR(pg_catalog.=) k.booking_id) " \
 	"    UNION ALL " \
 	"    SELECT 'response does not match its booking', " \
 	"           pg_catalog.format('key %%s of actor %%s, booking %%s', k.request_key, k.actor_id, b.id) " \
-	"      FROM keyed AS k JOIN %1$s.bookings AS b ON b.id OPERATOR(pg_catalog.=) k.booking_id " \
+	"      FROM keyed AS k JOIN " T("bookings") "AS b ON b.id OPERATOR(pg_catalog.=) k.booking_id " \
 	card_mismatch \
 	"    UNION ALL " \
 	"    SELECT 'booking without booking_created event', " \
 	"           pg_catalog.format('booking %%s of actor %%s', b.id, b.actor_id) " \
-	"      FROM %1$s.bookings AS b, horizon " \
+	"      FROM " T("bookings") "AS b, horizon " \
 	"     WHERE b.created_at OPERATOR(pg_catalog.>=) horizon.events " \
 	"       AND b.created_at OPERATOR(pg_catalog.>) horizon.adopted " \
 	"       AND NOT EXISTS (SELECT FROM events AS e " \
@@ -133,7 +135,7 @@ PG_FUNCTION_INFO_V1(okno_verify_0_7);
 	"           pg_catalog.format('%%s event %%s names booking %%s', e.kind, e.id, COALESCE(e.booking_id::pg_catalog.text, '(none)')) " \
 	"      FROM events AS e " \
 	"     WHERE e.kind OPERATOR(pg_catalog.=) ANY (ARRAY['booking_created', 'booking_cancelled']::pg_catalog.text[]) " \
-	"       AND NOT EXISTS (SELECT FROM %1$s.bookings AS b WHERE b.id OPERATOR(pg_catalog.=) e.booking_id) " \
+	"       AND NOT EXISTS (SELECT FROM " T("bookings") "AS b WHERE b.id OPERATOR(pg_catalog.=) e.booking_id) " \
 	"    UNION ALL " \
 	"    SELECT 'more than one booking_created event', " \
 	"           pg_catalog.format('booking %%s has %%s', e.booking_id, pg_catalog.count(*)) " \
@@ -158,13 +160,13 @@ PG_FUNCTION_INFO_V1(okno_verify_0_7);
 	"    SELECT 'discarded event still pending', " \
 	"           pg_catalog.format('event %%s of subscriber %%s', d.event_id, d.subscriber) " \
 	"      FROM %1$s.okno_discarded AS d " \
-	"      JOIN %1$s.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id " \
+	"      JOIN " T("outbox") "AS o ON o.id OPERATOR(pg_catalog.=) d.event_id " \
 	"     WHERE d.subscriber OPERATOR(pg_catalog.=) 'default' AND o.delivered_at IS NULL " \
 	"    UNION ALL " \
 	"    SELECT 'discard record does not match its event', " \
 	"           pg_catalog.format('event %%s of subscriber %%s', d.event_id, d.subscriber) " \
 	"      FROM %1$s.okno_discarded AS d " \
-	"      JOIN %1$s.outbox AS o ON o.id OPERATOR(pg_catalog.=) d.event_id " \
+	"      JOIN " T("outbox") "AS o ON o.id OPERATOR(pg_catalog.=) d.event_id " \
 	"     WHERE o.kind::pg_catalog.text OPERATOR(pg_catalog.<>) d.kind::pg_catalog.text " \
 	"        OR o.payload OPERATOR(pg_catalog.<>) d.payload " \
 	"    UNION ALL " \
@@ -184,7 +186,7 @@ PG_FUNCTION_INFO_V1(okno_verify_0_7);
 	"    SELECT 'delivery state of a missing event', " \
 	"           pg_catalog.format('event %%s of subscriber %%s', x.event_id, x.subscriber) " \
 	"      FROM %1$s.okno_delivery AS x " \
-	"     WHERE NOT EXISTS (SELECT FROM %1$s.outbox AS o " \
+	"     WHERE NOT EXISTS (SELECT FROM " T("outbox") "AS o " \
 	"                        WHERE o.id OPERATOR(pg_catalog.=) x.event_id) " \
 	"    UNION ALL " \
 	"    SELECT 'event both delivered and parked', " \
@@ -195,8 +197,11 @@ PG_FUNCTION_INFO_V1(okno_verify_0_7);
 	"  ) AS v " \
 	"  ORDER BY 1, 2 "
 
+/* the tables themselves */
+#define VERIFY_TABLE(name) "%1$s." name " "
+
 static OknoPlan verify_plan = {
-	.sql = OKNO_SQL_VERIFY(OKNO_SQL_CARD_MISMATCH_0_6, ""),
+	.sql = OKNO_SQL_VERIFY(OKNO_SQL_CARD_MISMATCH_0_6, "", VERIFY_TABLE, ""),
 	.nargs = 0
 };
 
@@ -206,37 +211,39 @@ static OknoPlan verify_plan = {
  * run again after it expired (a writer that does not look at tombstones,
  * or a tombstone restored beside a key it had replaced).
  */
-#define OKNO_SQL_MALFORMED_KEYS \
+#define OKNO_SQL_MALFORMED_KEYS(T) \
 	"    SELECT 'malformed fingerprint'::pg_catalog.text AS problem, " \
 	"           pg_catalog.format('key %%s of operation %%s in scope %%s', k.request_key, k.operation, k.scope) AS detail " \
-	"      FROM %1$s.okno_key AS k " \
+	"      FROM " T("okno_key") "AS k " \
 	"     WHERE pg_catalog.octet_length(k.fingerprint) OPERATOR(pg_catalog.<>) 32 " \
 	"    UNION ALL " \
 	"    SELECT 'malformed tombstone', " \
 	"           pg_catalog.format('tombstone %%s', pg_catalog.encode(t.key_hash, 'hex')) " \
-	"      FROM %1$s.okno_key_tombstone AS t " \
+	"      FROM " T("okno_key_tombstone") "AS t " \
 	"     WHERE pg_catalog.octet_length(t.key_hash) OPERATOR(pg_catalog.<>) 32 "
-#define OKNO_SQL_OPERATION_KEY_TOMBSTONE \
+#define OKNO_SQL_OPERATION_KEY_TOMBSTONE(T) \
 	"    SELECT 'stored key has a tombstone', " \
 	"           pg_catalog.format('key %%s of operation %%s in scope %%s', k.request_key, k.operation, k.scope) " \
-	"      FROM %1$s.okno_key AS k " \
-	"      JOIN %1$s.okno_key_tombstone AS t " \
+	"      FROM " T("okno_key") "AS k " \
+	"      JOIN " T("okno_key_tombstone") "AS t " \
 	"        ON t.key_hash OPERATOR(pg_catalog.=) " \
 	OKNO_SQL_OPERATION_KEY_HASH("k.operation", "k.scope", "k.request_key")
 
 /* 0.7.0: all of them, a booking's stored key with a tombstone too */
+#define VERIFY_0_7_SQL(T, copies) \
+	OKNO_SQL_VERIFY(OKNO_SQL_CARD_ACTOR, \
+		"    UNION ALL " \
+		OKNO_SQL_MALFORMED_KEYS(T) \
+		"    UNION ALL " \
+		"    SELECT 'stored key has a tombstone', " \
+		"           pg_catalog.format('key %%s of actor %%s', k.request_key, k.actor_id) " \
+		"      FROM keyed AS k " \
+		"      JOIN " T("okno_key_tombstone") "AS t " \
+		"        ON t.key_hash OPERATOR(pg_catalog.=) " OKNO_SQL_BOOKING_KEY_HASH("k.actor_id", "k.request_key") \
+		"    UNION ALL " \
+		OKNO_SQL_OPERATION_KEY_TOMBSTONE(T), T, copies)
 static OknoPlan verify_0_7_plan = {
-	.sql = OKNO_SQL_VERIFY(OKNO_SQL_CARD_ACTOR,
-		"    UNION ALL "
-		OKNO_SQL_MALFORMED_KEYS
-		"    UNION ALL "
-		"    SELECT 'stored key has a tombstone', "
-		"           pg_catalog.format('key %%s of actor %%s', k.request_key, k.actor_id) "
-		"      FROM keyed AS k "
-		"      JOIN %1$s.okno_key_tombstone AS t "
-		"        ON t.key_hash OPERATOR(pg_catalog.=) " OKNO_SQL_BOOKING_KEY_HASH("k.actor_id", "k.request_key")
-		"    UNION ALL "
-		OKNO_SQL_OPERATION_KEY_TOMBSTONE),
+	.sql = VERIFY_0_7_SQL(VERIFY_TABLE, ""),
 	.nargs = 0
 };
 
@@ -244,14 +251,53 @@ static OknoPlan verify_0_7_plan = {
  * 0.7.0, in a database with none of the application's five tables (one
  * that uses only operations' keys): okno's own tables' checks alone
  */
+#define VERIFY_OWN_SQL(T, with) \
+	with \
+	"  SELECT v.problem, v.detail FROM ( " \
+	OKNO_SQL_MALFORMED_KEYS(T) \
+	"    UNION ALL " \
+	OKNO_SQL_OPERATION_KEY_TOMBSTONE(T) \
+	"  ) AS v " \
+	"  ORDER BY 1, 2 "
 static OknoPlan verify_own_plan = {
-	.sql =
-	"  SELECT v.problem, v.detail FROM ( "
-	OKNO_SQL_MALFORMED_KEYS
-	"    UNION ALL "
-	OKNO_SQL_OPERATION_KEY_TOMBSTONE
-	"  ) AS v "
-	"  ORDER BY 1, 2 ",
+	.sql = VERIFY_OWN_SQL(VERIFY_TABLE, ""),
+	.nargs = 0,
+	.own = true
+};
+
+/*
+ * Where Citus has any of the tables: Citus cannot plan the checks' joins
+ * and correlated subqueries between tables it distributes by different
+ * columns (bookings by resource, idempotency by actor, outbox by bucket,
+ * okno's keys and tombstones by theirs).  So each such table is read once,
+ * the columns the checks read, into a materialized common table
+ * expression, which Citus plans on its own and brings to this node; the
+ * checks then run here on those copies and on okno's other tables, each
+ * node's own.  That reads the tables whole through this node: okno_verify
+ * is an operator's check, and reads them whole on one server too.
+ */
+#define VERIFY_COPY(name) "okno_v_" name " "
+#define VERIFY_KEY_COPIES \
+	" okno_v_okno_key AS MATERIALIZED (" \
+	"  SELECT k.operation, k.scope, k.request_key, k.fingerprint FROM %1$s.okno_key AS k), " \
+	" okno_v_okno_key_tombstone AS MATERIALIZED (" \
+	"  SELECT t.key_hash FROM %1$s.okno_key_tombstone AS t) "
+#define VERIFY_COPIES \
+	" okno_v_bookings AS MATERIALIZED (" \
+	"  SELECT b.id, b.actor_id, b.created_at FROM %1$s.bookings AS b), " \
+	" okno_v_idempotency AS MATERIALIZED (" \
+	"  SELECT i.actor_id, i.request_key, i.fingerprint, i.fingerprint_version, i.response_body" \
+	"    FROM %1$s.idempotency AS i), " \
+	" okno_v_outbox AS MATERIALIZED (" \
+	"  SELECT o.id, o.kind, o.payload, o.attempts, o.last_error, o.delivered_at, o.parked_at" \
+	"    FROM %1$s.outbox AS o), " \
+	VERIFY_KEY_COPIES ", "
+static OknoPlan verify_0_7_citus_plan = {
+	.sql = VERIFY_0_7_SQL(VERIFY_COPY, VERIFY_COPIES),
+	.nargs = 0
+};
+static OknoPlan verify_own_citus_plan = {
+	.sql = VERIFY_OWN_SQL(VERIFY_COPY, "  WITH" VERIFY_KEY_COPIES),
 	.nargs = 0,
 	.own = true
 };
@@ -279,6 +325,21 @@ report_unprepared(ReturnSetInfo *rsinfo)
 	}
 }
 
+/*
+ * Whether Citus has any of the tables the checks read: okno's keys and
+ * tombstones, and unless own (they are absent) the application's.
+ */
+static bool
+citus_tables(bool own)
+{
+	Oid			key = okno_relid_by_name(OKNO_KEY_TABLE);
+	Oid			tombstone = okno_relid_by_name(OKNO_TOMBSTONE_TABLE);
+
+	return (!own && okno_binding_citus(okno_binding())) ||
+		(OidIsValid(key) && okno_citus_table(key)) ||
+		(OidIsValid(tombstone) && okno_citus_table(tombstone));
+}
+
 /* run plan, one row per problem into the function's result */
 static void
 verify(FunctionCallInfo fcinfo, OknoPlan *plan)
@@ -291,12 +352,17 @@ verify(FunctionCallInfo fcinfo, OknoPlan *plan)
 	int			rc;
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	if (!okno_application_tables_absent() && okno_binding_citus(okno_binding()))
-		okno_refuse_on_citus("okno_verify()");
 
 	/* a database that uses only operations' keys: okno's own tables */
 	if (plan == &verify_0_7_plan && okno_application_tables_absent())
 		plan = &verify_own_plan;
+	/* where Citus has any of the tables, on copies (see above) */
+	if (citus_tables(plan == &verify_own_plan))
+	{
+		if (plan == &verify_plan)
+			okno_refuse_on_citus("okno_verify() of okno 0.6");
+		plan = plan == &verify_own_plan ? &verify_own_citus_plan : &verify_0_7_citus_plan;
+	}
 	if (plan->own)
 		okno_guard_begin_owner(&guard, InvalidOid);
 	else

@@ -149,9 +149,13 @@ UPDATE outbox SET parked_at = now(), delivered_at = NULL WHERE id = :'ev';
 SELECT okno_discard(:'ev', 'default') AS discarded;
 SELECT pending, parked FROM okno_outbox_status;
 
+-- okno_verify: nothing wrong; a lost key found
+SELECT * FROM okno_verify();
+DELETE FROM idempotency WHERE actor_id = 1 AND request_key = 's-1';
+SELECT * FROM okno_verify();
+
 -- not served here yet, refused with one error
 SELECT okno_subscribe('journal');
-SELECT * FROM okno_verify();
 SELECT * FROM okno_purge(interval '1 day', interval '1 day');
 
 -- okno read and wrote no shell: the rows are in the shards
