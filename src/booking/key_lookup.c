@@ -240,8 +240,36 @@ same_request(const OknoKeyRef *ref, const OknoStoredKey *stored, const void *req
 StaticAssertDecl(sizeof(((OknoStoredKey *) 0)->fingerprint) >= OKNO_FINGERPRINT_LEN + 1,
 				 "a stored key holds a booking's fingerprint");
 
+/*
+ * The key's lock tried on the node of its shard, where Citus distributes
+ * idempotency (keys/key_lock.c): $3 the lock's hash
+ */
+static OknoPlan try_lock_plan = {
+	.sql =
+	"SELECT pg_catalog.pg_try_advisory_xact_lock($3), pg_catalog.count(*)"
+	" FROM %1$s.idempotency"
+	" WHERE actor_id OPERATOR(pg_catalog.=) $1"
+	" AND request_key OPERATOR(pg_catalog.=) $2",
+	.nargs = 3,
+	.argtypes = {INT4OID, TEXTOID, INT8OID},
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+};
+
+static OknoShardLock
+try_lock_on_shard(const OknoKeyRef *ref)
+{
+	Datum		values[3];
+
+	if (!okno_binding()->citus[OKNO_REL_IDEMPOTENCY])
+		return OKNO_SHARD_LOCK_NONE;
+	values[0] = Int32GetDatum(ref->actor);
+	values[1] = CStringGetTextDatum(ref->key);
+	return okno_key_try_lock_on_shard(ref, &try_lock_plan, values, 2);
+}
+
 const OknoKeyStore okno_booking_keys = {
 	.check_privileges = check_key_privileges,
+	.try_lock_on_shard = try_lock_on_shard,
 	.claimed = NULL,
 	.lookup = lookup,
 	.same_request = same_request

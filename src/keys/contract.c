@@ -61,6 +61,10 @@ okno_key_lock(const OknoKeyStore *store, const OknoKeyRef *ref)
 	/* a role that may not read the key learns nothing of it */
 	store->check_privileges(false);
 	okno_lock_key(ref);
+	/* across nodes, with okno.key_wait off (key_lock.c) */
+	if (!okno_key_wait() && store->try_lock_on_shard != NULL &&
+		store->try_lock_on_shard(ref) == OKNO_SHARD_LOCK_HELD)
+		okno_error_request_in_progress(okno_key_owner(ref), ref->key, false);
 	if (store->claimed != NULL && store->claimed(ref))
 		okno_error_request_in_progress(okno_key_owner(ref), ref->key, true);
 }
@@ -138,6 +142,31 @@ okno_key_claim_row(const OknoKeyRef *ref, SPIPlanPtr plan, Datum *values,
 	if (SPI_processed > 1)
 		elog(ERROR, "key claim inserted " UINT64_FORMAT " rows", SPI_processed);
 	return SPI_processed == 1;
+}
+
+/*
+ * Run plan with values, a statement Citus sends to the shard of the key
+ * ref names and that tries its lock there, pg_try_advisory_xact_lock of
+ * values[lockarg] (set here) in its target list: whether it took the lock
+ * (key_lock.c).  Connects to SPI itself.
+ */
+OknoShardLock
+okno_key_try_lock_on_shard(const OknoKeyRef *ref, OknoPlan *plan, Datum *values,
+						   int lockarg)
+{
+	bool		isnull;
+	bool		taken;
+	int			rc;
+
+	values[lockarg] = Int64GetDatum(okno_key_lock_hash(ref));
+	okno_spi_connect();
+	rc = SPI_execute_plan(okno_plan(plan), values, NULL, false, 1);
+	okno_check_spi(rc, SPI_OK_SELECT, "key lock on its shard");
+	if (SPI_processed != 1)
+		elog(ERROR, "key lock on its shard returned " UINT64_FORMAT " rows", SPI_processed);
+	taken = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	okno_spi_finish();
+	return taken ? OKNO_SHARD_LOCK_TAKEN : OKNO_SHARD_LOCK_HELD;
 }
 
 /*

@@ -24,6 +24,13 @@
  * another transaction gets request_in_progress (OKB12) at once instead of
  * waiting.  A lock this transaction holds already is always granted.
  *
+ * The lock is each node's own.  Where Citus distributes a store of keys,
+ * the key's row is the arbiter between nodes (contract.c); and a request
+ * with okno.key_wait off also tries a lock on the node of its key's shard
+ * (the same hash, as pg_try_advisory_xact_lock(bigint) takes it there, in
+ * a statement Citus sends to that shard: the store's try_lock_on_shard),
+ * so that two such requests on two nodes refuse each other as on one.
+ *
  * Copyright (c) 2026, the okno authors
  *
  *-------------------------------------------------------------------------
@@ -68,12 +75,12 @@ okno_key_wait(void)
 }
 
 /*
- * The lock tag of the key ref names (already validated): a booking's, the
- * tag pg_advisory_xact_lock(bigint) builds for the course's hash; an
- * operation's, the hash of its identity with objsubid 5.
+ * The hash the lock of the key ref names (already validated) is taken on:
+ * a booking's, the course's hashtextextended(actor || ':' || key, 0); an
+ * operation's, the same of its identity.
  */
-static void
-key_lock_tag(const OknoKeyRef *ref, LOCKTAG *tag)
+int64
+okno_key_lock_hash(const OknoKeyRef *ref)
 {
 	char		scope[12 + 1 + 80 + 1];
 	StringInfoData identity;
@@ -84,17 +91,28 @@ key_lock_tag(const OknoKeyRef *ref, LOCKTAG *tag)
 	{
 		len = snprintf(scope, sizeof(scope), "%d:%s", ref->actor, ref->key);
 		Assert(len < (int) sizeof(scope));
-		hash = DatumGetUInt64(hash_any_extended((const unsigned char *) scope, len, 0));
-		SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (hash >> 32), (uint32) hash, 1);
-		return;
+		return DatumGetInt64(hash_any_extended((const unsigned char *) scope, len, 0));
 	}
 	initStringInfo(&identity);
 	okno_key_identity(ref, &identity);
 	hash = DatumGetUInt64(hash_any_extended((const unsigned char *) identity.data,
 											identity.len, 0));
 	pfree(identity.data);
+	return (int64) hash;
+}
+
+/*
+ * The lock tag of the key ref names: a booking's, the tag
+ * pg_advisory_xact_lock(bigint) builds for the course's hash; an
+ * operation's, the hash of its identity with objsubid 5.
+ */
+static void
+key_lock_tag(const OknoKeyRef *ref, LOCKTAG *tag)
+{
+	uint64		hash = (uint64) okno_key_lock_hash(ref);
+
 	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (hash >> 32), (uint32) hash,
-						 OKNO_LOCK_SUBID_OPERATION);
+						 ref->operation == NULL ? 1 : OKNO_LOCK_SUBID_OPERATION);
 }
 
 /*

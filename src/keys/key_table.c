@@ -327,9 +327,32 @@ same_request(const OknoKeyRef *ref pg_attribute_unused(), const OknoStoredKey *s
 	return memcmp(stored->fingerprint, request, OKNO_HASH_LEN) == 0;
 }
 
+/* the key's lock tried on its shard's node where Citus has okno_key ($4) */
+static OknoPlan try_lock_plan = {
+	.sql =
+	"SELECT pg_catalog.pg_try_advisory_xact_lock($4), pg_catalog.count(*)"
+	" FROM %1$s.okno_key" WHERE_KEY,
+	.nargs = 4,
+	.argtypes = {KEY_ARGTYPES, INT8OID},
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN,
+	.own = true
+};
+
+static OknoShardLock
+try_lock_on_shard(const OknoKeyRef *ref)
+{
+	Datum		values[4];
+
+	if (!key_table()->citus)
+		return OKNO_SHARD_LOCK_NONE;
+	key_values(ref, values);
+	return okno_key_try_lock_on_shard(ref, &try_lock_plan, values, 3);
+}
+
 /* operations' store of keys, for the contract (contract.c) */
 const OknoKeyStore okno_operation_keys = {
 	.check_privileges = check_privileges,
+	.try_lock_on_shard = try_lock_on_shard,
 	.claimed = okno_claim_open,
 	.lookup = lookup,
 	.same_request = same_request

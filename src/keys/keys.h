@@ -69,6 +69,15 @@ extern char *okno_key_owner(const OknoKeyRef *ref);
 extern void okno_key_lock_init(void);
 extern bool okno_key_wait(void);
 extern void okno_lock_key(const OknoKeyRef *ref);
+extern int64 okno_key_lock_hash(const OknoKeyRef *ref);
+
+/* a try of a key's lock on the node of its shard (key_lock.c) */
+typedef enum OknoShardLock
+{
+	OKNO_SHARD_LOCK_NONE,		/* Citus does not distribute the store */
+	OKNO_SHARD_LOCK_TAKEN,		/* taken, to the end of the transaction */
+	OKNO_SHARD_LOCK_HELD		/* another transaction holds it */
+} OknoShardLock;
 
 /*
  * A key as its store holds it: whether it was found, the stored request's
@@ -94,6 +103,8 @@ typedef struct OknoKeyStore
 {
 	/* 42501 unless the caller may read (store: and store) the keys */
 	void		(*check_privileges) (bool store);
+	/* try ref's key's lock on its shard's node, where Citus has the store */
+	OknoShardLock (*try_lock_on_shard) (const OknoKeyRef *ref);
 	/* ref's key is claimed by this transaction, not stored (NULL: never) */
 	bool		(*claimed) (const OknoKeyRef *ref);
 	/* look ref's key up in snapshot (InvalidSnapshot: a new statement's) */
@@ -111,6 +122,8 @@ extern Jsonb *okno_key_replay(const OknoKeyStore *store, const OknoKeyRef *ref,
 extern Datum okno_key_result(FunctionCallInfo fcinfo, Jsonb *response, bool replayed);
 extern bool okno_key_claim_row(const OknoKeyRef *ref, SPIPlanPtr plan, Datum *values,
 							   int expected);
+extern OknoShardLock okno_key_try_lock_on_shard(const OknoKeyRef *ref, OknoPlan *plan,
+												Datum *values, int lockarg);
 
 /*
  * The hash of a key's identity in SQL (tombstone.c says what it is), for

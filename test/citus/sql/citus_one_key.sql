@@ -73,6 +73,27 @@ SELECT replayed
 SELECT count(*) AS bookings_of_the_slot
   FROM bookings WHERE resource_id = 21 AND starts_at = '2031-02-01 10:00+00';
 
+-- okno.key_wait = off on both nodes: the second request is refused at
+-- once (request_in_progress), not made to wait: it tried the key's lock on
+-- the node of the key's shard, which the first holds; once the first has
+-- committed, a retry replays (a deadline on the second: were it made to
+-- wait, it would wait for a commit that comes only after its answer)
+\set p '{"resource_id":21,"starts_at":"2031-02-02T10:00:00Z","ends_at":"2031-02-02T11:00:00Z"}'
+SELECT dblink_exec('s1', 'BEGIN');
+SELECT dblink_exec('s1', 'SET LOCAL okno.key_wait = off');
+SELECT card ->> 'status' AS s1_status
+  FROM dblink('s1', format('SELECT card FROM public.okno_create_booking_result(21, %L, %L)',
+                           'race-nowait', :'p')) AS t (card jsonb);
+SELECT dblink_exec('s3', 'SET okno.key_wait = off'), dblink_exec('s3', 'SET statement_timeout = ''60s''');
+SELECT dblink_send_query('s3', format('SELECT card, replayed FROM public.okno_create_booking_result(21, %L, %L)',
+                                      'race-nowait', :'p'));
+SELECT replayed, error FROM race.answer('s3');
+SELECT dblink_exec('s1', 'COMMIT');
+SELECT replayed
+  FROM dblink('s3', format('SELECT replayed FROM public.okno_create_booking_result(21, %L, %L)',
+                           'race-nowait', :'p')) AS t (replayed bool);
+SELECT dblink_exec('s3', 'RESET okno.key_wait'), dblink_exec('s3', 'RESET statement_timeout');
+
 -- Counted races: each round a new key and a free slot, the same request
 -- sent at once from two nodes, in autocommit, as a client's retry would
 -- be.  Either may come first; in every round exactly one creates and the

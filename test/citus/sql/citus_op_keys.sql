@@ -83,6 +83,21 @@ SELECT dblink_exec('s2', 'ROLLBACK');
 SELECT replayed FROM dblink('s2', op_call('rr', 1)) AS t (response jsonb, replayed bool);
 SELECT count(*) AS runs FROM op_runs WHERE k = 'rr';
 
+-- okno.key_wait = off on both nodes: the second is refused at once
+-- (request_in_progress, the key's lock tried on its shard's node); its
+-- retry after the first's commit replays (a deadline on the second, as in
+-- citus_one_key)
+SELECT dblink_exec('s2', 'BEGIN');
+SELECT dblink_exec('s2', 'SET LOCAL okno.key_wait = off');
+SELECT response FROM dblink('s2', op_call('nowait', 1)) AS t (response jsonb, replayed bool);
+SELECT dblink_exec('s1', 'SET okno.key_wait = off'), dblink_exec('s1', 'SET statement_timeout = ''60s''');
+SELECT dblink_send_query('s1', op_call('nowait', 1));
+SELECT replayed, error FROM race.answer('s1');
+SELECT dblink_exec('s2', 'COMMIT');
+SELECT replayed FROM dblink('s1', op_call('nowait', 1)) AS t (response jsonb, replayed bool);
+SELECT dblink_exec('s1', 'RESET okno.key_wait'), dblink_exec('s1', 'RESET statement_timeout');
+SELECT count(*) AS runs FROM op_runs WHERE k = 'nowait';
+
 -- okno_key_claim and okno_key_store, the caller's own work between them:
 -- a claim on worker 2 waits for worker 1's, then returns its stored
 -- response
