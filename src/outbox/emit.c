@@ -31,7 +31,13 @@
  * the earlier is delivered): without the turn, a transaction that wrote
  * second could commit first and its event go out first.  A booking's
  * create needs none (nothing names the booking before it commits).  Keys
- * whose hashes collide only wait for each other.
+ * whose hashes collide only wait for each other.  The lock is each node's
+ * own; where Citus has outbox (by bucket, or in one shard) the turn is
+ * also taken on the node of the key's shard, so that writers of one key
+ * on two nodes take turns too: pg_advisory_xact_lock of the key's hash in
+ * the target list of a statement on the key's bucket, which Citus sends
+ * to that shard and which holds the lock there to the end of the
+ * distributed transaction.
  *
  * On tables not yet prepared for okno 0.7.0 (no outbox.order_key: the
  * owner adds it with okno_prepare_tables()) an event without an order key
@@ -89,6 +95,28 @@ static OknoPlan emit_bucket_plan = {
 	.argtypes = {UUIDOID, TEXTOID, JSONBOID, TEXTOID, INT4OID}
 };
 
+/*
+ * An order key's turn on the node of its shard where Citus distributes
+ * outbox by bucket ($1 the key's bucket, $2 the lock's hash) or keeps it
+ * in one shard ($1 unused): the statement's one row is its count of no
+ * row (an id is never NULL), and its lock is taken where Citus runs it
+ */
+#define ORDER_TURN_SQL(in) \
+	"SELECT pg_catalog.pg_advisory_xact_lock($2), pg_catalog.count(*) FROM %1$s.outbox AS o" \
+	" WHERE o.id IS NULL" in
+static OknoPlan order_turn_bucket_plan = {
+	.sql = ORDER_TURN_SQL(" AND o." OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) $1"),
+	.nargs = 2,
+	.argtypes = {INT4OID, INT8OID},
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+};
+static OknoPlan order_turn_one_shard_plan = {
+	.sql = ORDER_TURN_SQL(" AND $1 IS NOT NULL"),
+	.nargs = 2,
+	.argtypes = {INT4OID, INT8OID},
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+};
+
 /* the kind argument, checked: a palloc'd C string */
 static char *
 kind_arg(FunctionCallInfo fcinfo)
@@ -143,11 +171,26 @@ void
 okno_lock_order_key(const char *key, int len)
 {
 	uint64		hash = DatumGetUInt64(hash_any_extended((const unsigned char *) key, len, 0));
+	const OknoBinding *b = okno_binding();
 	LOCKTAG		tag;
 
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (hash >> 32), (uint32) hash,
 						 OKNO_LOCK_SUBID_ORDER);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	if (b->outbox_buckets || b->outbox_one_shard)
+	{
+		Datum		values[2];
+		int			rc;
+
+		values[0] = Int32GetDatum(b->outbox_buckets ? okno_event_bucket(pnstrdup(key, len), NULL) : 0);
+		values[1] = Int64GetDatum((int64) hash);
+		okno_spi_connect();
+		rc = SPI_execute_plan(okno_plan(b->outbox_buckets ? &order_turn_bucket_plan
+										: &order_turn_one_shard_plan),
+							  values, NULL, false, 1);
+		okno_check_spi(rc, SPI_OK_SELECT, "order key's turn on its shard");
+		okno_spi_finish();
+	}
 }
 
 /*

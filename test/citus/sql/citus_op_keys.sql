@@ -136,6 +136,18 @@ SELECT dblink_send_query('s1', $$SELECT public.okno_idempotent('layout', '', 'ex
 SELECT replayed, error FROM race.answer('s1');
 SELECT count(*) AS runs FROM op_runs WHERE k = 'gone';
 
+-- okno_emit's order key on two nodes: the second writer of a key waits
+-- for the first's transaction (the key's turn, taken on the node of its
+-- bucket's shard), so the key's events commit in the order of their ids
+SELECT dblink_exec('s1', 'BEGIN');
+SELECT id IS NOT NULL AS emitted
+  FROM dblink('s1', $$SELECT public.okno_emit('turn.test', '{"n":1}', 'turn-key')$$) AS t (id uuid);
+SELECT dblink_send_query('s3', $$SELECT to_jsonb(public.okno_emit('turn.test', '{"n":2}', 'turn-key')), true$$);
+SELECT race.wait_for_waiter();
+SELECT dblink_exec('s1', 'COMMIT');
+SELECT error IS NULL AS emitted FROM race.answer('s3');
+SELECT payload ->> 'n' AS n FROM outbox WHERE order_key = 'turn-key' ORDER BY id;
+
 -- races: both requests of a key sent at once, 30 rounds coordinator vs
 -- worker 1 and 30 worker 1 vs worker 2: one ran and one replayed, the
 -- same response, one run per key
