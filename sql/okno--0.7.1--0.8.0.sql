@@ -396,12 +396,13 @@ $okno$;
 COMMENT ON FUNCTION @extschema@.okno_distribute_tables() IS
 'lay the application''s tables out on a Citus cluster, on the coordinator: actors and resources reference tables, bookings distributed by resource_id, idempotency by actor_id, outbox by bucket, a function of the event''s order key, so that one key''s events lie in one shard';
 
--- okno_distribute_own_tables() distributes okno's own tables of keys on a
--- Citus cluster, on the coordinator: okno_key by request_key and
--- okno_key_tombstone by key_hash, so that an operation's key and a key's
--- tombstone are the cluster's instead of each node's (okno's lock of a key
--- excludes requests on its own node only; the key's row in its shard is
--- then the arbiter).  PL/pgSQL, SECURITY INVOKER: Citus distributes a
+-- okno_distribute_own_tables() lays okno's own tables of keys out on a
+-- Citus cluster, on the coordinator: okno_key distributed by request_key,
+-- okno_key_tombstone a reference table (a copy on every node: every new
+-- request reads it, on the node it runs on), so that an operation's key
+-- and a key's tombstone are the cluster's instead of each node's (okno's
+-- lock of a key excludes requests on its own node only; the key's row in
+-- its shard is then the arbiter).  PL/pgSQL, SECURITY INVOKER: Citus distributes a
 -- table as its owner, and these are okno's, owned by the superuser that
 -- installed okno, so a superuser (or that owner) calls it; it touches
 -- okno's objects only.  A table already distributed so is left as it is.
@@ -414,7 +415,9 @@ AS $okno$
 #variable_conflict use_column
 DECLARE
     names pg_catalog.text[] := ARRAY['okno_key', 'okno_key_tombstone'];
-    columns pg_catalog.text[] := ARRAY['request_key', 'key_hash'];
+    -- the column each is distributed by (NULL: a reference table)
+    columns pg_catalog.text[] := ARRAY['request_key', NULL];
+    want pg_catalog.text;
     schema_oid pg_catalog.oid;
     schema_name pg_catalog.text;
     rels pg_catalog.oid[] := '{}';
@@ -480,10 +483,12 @@ BEGIN
           FROM pg_catalog.pg_dist_partition AS p
          WHERE p.logicalrelid OPERATOR(pg_catalog.=) rel;
         todo := todo || (cur IS NULL);
-        IF cur IS NOT NULL AND cur OPERATOR(pg_catalog.<>) pg_catalog.format('distributed by %s', columns[i]) THEN
+        want := CASE WHEN columns[i] IS NULL THEN 'a reference table'
+                     ELSE pg_catalog.format('distributed by %s', columns[i]) END;
+        IF cur IS NOT NULL AND cur OPERATOR(pg_catalog.<>) want THEN
             problems := problems || pg_catalog.format(
-                '%s is %s, where okno''s layout has it distributed by %s; fix: SELECT undistribute_table(%L), then call okno_distribute_own_tables() again',
-                names[i], cur, columns[i], pg_catalog.format('%I.%I', schema_name, names[i]));
+                '%s is %s, where okno''s layout has it %s; fix: SELECT undistribute_table(%L), then call okno_distribute_own_tables() again',
+                names[i], cur, want, pg_catalog.format('%I.%I', schema_name, names[i]));
         END IF;
         cur := NULL;
         rel := NULL;
@@ -502,8 +507,12 @@ BEGIN
         PERFORM pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true);
         FOR i IN 1 .. 2 LOOP
             CONTINUE WHEN NOT todo[i];
-            PERFORM pg_catalog.create_distributed_table(rels[i]::pg_catalog.regclass, columns[i],
-                                                        colocate_with => 'none');
+            IF columns[i] IS NULL THEN
+                PERFORM pg_catalog.create_reference_table(rels[i]::pg_catalog.regclass);
+            ELSE
+                PERFORM pg_catalog.create_distributed_table(rels[i]::pg_catalog.regclass, columns[i],
+                                                            colocate_with => 'none');
+            END IF;
             PERFORM pg_catalog.truncate_local_data_after_distributing_table(rels[i]::pg_catalog.regclass);
         END LOOP;
         PERFORM pg_catalog.set_config('citus.multi_shard_modify_mode', mode, true);
@@ -511,7 +520,8 @@ BEGIN
 
     FOR i IN 1 .. 2 LOOP
         table_name := names[i];
-        layout := pg_catalog.format('distributed by %s', columns[i]);
+        layout := CASE WHEN columns[i] IS NULL THEN 'reference table'
+                       ELSE pg_catalog.format('distributed by %s', columns[i]) END;
         action := CASE WHEN todo[i] THEN 'distributed' ELSE 'already' END;
         RETURN NEXT;
     END LOOP;
@@ -519,4 +529,4 @@ END
 $okno$;
 
 COMMENT ON FUNCTION @extschema@.okno_distribute_own_tables() IS
-'distribute okno''s own tables of keys on a Citus cluster, on the coordinator, as a superuser: okno_key by request_key, okno_key_tombstone by key_hash, so that operations'' keys and tombstones are the cluster''s';
+'lay okno''s own tables of keys out on a Citus cluster, on the coordinator, as a superuser: okno_key distributed by request_key, okno_key_tombstone a reference table, so that operations'' keys and tombstones are the cluster''s';

@@ -26,13 +26,13 @@
  * The tombstones are read as okno reads its own state, not as the caller
  * (as a foreign-key check reads the table it references): a create needs
  * no privilege on okno_key_tombstone, and learns nothing from it that the
- * key_expired error does not say.  Where Citus distributes the table
- * (okno_distribute_own_tables()), its shell is empty on every node: the
- * tombstone is looked up by a statement, which Citus sends to the hash's
- * shard, run as the table's owner (as ri_triggers.c runs a foreign key's
- * check as the referenced table's owner; the statement is okno's own and
- * reads okno's own table, whose owner is the superuser that installed
- * okno).
+ * key_expired error does not say.  Where Citus has the table
+ * (okno_distribute_own_tables() makes it a reference table: a copy on
+ * every node), its shell is empty: the tombstone is looked up by a
+ * statement, which Citus runs on this node's copy, run as the table's
+ * owner (as ri_triggers.c runs a foreign key's check as the referenced
+ * table's owner; the statement is okno's own and reads okno's own table,
+ * whose owner is the superuser that installed okno).
  *
  * Copyright (c) 2026, the okno authors
  *
