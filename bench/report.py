@@ -1324,6 +1324,8 @@ elif R.s9_create or R.s9_drain:
         w("| what | on | remote commands | BEGIN | statements | PREPARE | COMMIT PREPARED | COMMIT | local |")
         w("|---|---|---:|---:|---:|---:|---:|---:|---:|")
         names9 = {"okno": "okno_create_booking", "floor_citus": "three INSERTs by hand"}
+        drains9 = {"okno": "okno_drain(1000), all events",
+                   "by_hand": "a drain by hand (`bench.drain_all(1000, true)`), all events"}
         for what, v, node, n, log in R.s9_rt:
             c = R.s9_commands(log)
             n = int(n) or 1
@@ -1332,14 +1334,22 @@ elif R.s9_create or R.s9_drain:
             d = 0 if what == "create" else 3
             cells = [fmt(x / n, d) for x in (rem, c["begin"], c["statement"], c["prepare"], c["commit_prepared"],
                                              c["commit"], c["local"])]
-            label = names9.get(v, v) if what == "create" else "okno_drain(1000), all events"
+            label = names9.get(v, v) if what == "create" else drains9.get(v, v)
             w(f"| {label}{per} | {node} | " + " | ".join(cells) + " |")
         w("")
-        drains = [(node, int(n), R.s9_commands(log)) for what, _v, node, n, log in R.s9_rt if what == "drain"]
+        drains = [(v, node, int(n), R.s9_commands(log)) for what, v, node, n, log in R.s9_rt if what == "drain"]
         if drains:
             w("The drainers' totals: " + "; ".join(
-                f"{node}: {sum(v for k, v in c.items() if k != 'local')} remote and {c['local']} local commands "
-                f"for {fmt(n, 0)} events" for node, n, c in drains) + ".")
+                f"{'by hand' if v == 'by_hand' else 'okno'} on {node}: "
+                f"{sum(x for k, x in c.items() if k != 'local')} remote and {c['local']} local commands "
+                f"for {fmt(n, 0)} events" for v, node, n, c in drains) + ".")
+            w("")
+            w("The drain by hand is what a user without okno can write that Citus runs: the first 1,000 "
+              "pending events by id, marked delivered and returned (`UPDATE outbox … WHERE (bucket, id) IN "
+              "(SELECT … ORDER BY id LIMIT 1000) RETURNING …`; Citus plans the subquery across the shards "
+              "first, then the UPDATE on each). It leaves out what Citus cannot plan across shards and okno "
+              "does per shard: `FOR UPDATE SKIP LOCKED` (two such drainers at once hand events out twice or "
+              "wait for each other) and the rule that holds a key's later events back.")
             w("")
     if R.s9_drain:
         w("### Drains")
@@ -1349,12 +1359,14 @@ elif R.s9_create or R.s9_drain:
           "call hands out nothing, each call its own transaction (`bench.drain_all`, one session); events/s "
           "= the events ÷ the wall time from the first drainer's start to the last one's end. One server: "
           "the same fill and drain in a database without Citus on the coordinator's server (same settings). "
-          f"{run9[3] or '?'} repetition{'s' if run9[3] != '1' else ''}, the three alternated.")
+          "The drain by hand: `bench.drain_all(1000, true)` on the coordinator (see above). "
+          f"{run9[3] or '?'} repetition{'s' if run9[3] != '1' else ''}, the four alternated.")
         w("")
         local = med(R.s9_rates("local"))
         w("| drainers | events/s | ÷ one server |")
         w("|---|---:|---:|")
         for v, label in (("coordinator", "one on the coordinator"), ("workers", "one on each worker, at once"),
+                         ("by_hand", "by hand, one on the coordinator"),
                          ("local", "one server (no Citus), one drainer")):
             rs = R.s9_rates(v)
             if rs:
