@@ -70,6 +70,7 @@ OBJS = \
 	src/maintenance/prepare.o \
 	src/maintenance/adopt.o \
 	src/maintenance/purge.o \
+	src/maintenance/purge_cluster.o \
 	src/maintenance/verify.o \
 	src/maintenance/counts.o
 

@@ -753,7 +753,8 @@ COMMENT ON FUNCTION @extschema@.okno_distribute_tables() IS
 -- request reads it, on the node it runs on), so that an operation's key
 -- and a key's tombstone are the cluster's instead of each node's (okno's
 -- lock of a key excludes requests on its own node only; the key's row in
--- its shard is then the arbiter).  PL/pgSQL, SECURITY INVOKER: Citus distributes a
+-- its shard is then the arbiter), and okno_purge_horizon a reference table
+-- too (okno_purge records it, okno_verify reads it, on any node).  PL/pgSQL, SECURITY INVOKER: Citus distributes a
 -- table as its owner, and these are okno's, owned by the superuser that
 -- installed okno, so a superuser (or that owner) calls it; it touches
 -- okno's objects only.  A table already distributed so is left as it is.
@@ -765,9 +766,9 @@ SET search_path = pg_catalog, pg_temp
 AS $okno$
 #variable_conflict use_column
 DECLARE
-    names pg_catalog.text[] := ARRAY['okno_key', 'okno_key_tombstone'];
+    names pg_catalog.text[] := ARRAY['okno_key', 'okno_key_tombstone', 'okno_purge_horizon'];
     -- the column each is distributed by (NULL: a reference table)
-    columns pg_catalog.text[] := ARRAY['request_key', NULL];
+    columns pg_catalog.text[] := ARRAY['request_key', NULL, NULL];
     want pg_catalog.text;
     schema_oid pg_catalog.oid;
     schema_name pg_catalog.text;
@@ -800,7 +801,7 @@ BEGIN
       JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
      WHERE e.extname OPERATOR(pg_catalog.=) 'okno';
 
-    FOR i IN 1 .. 2 LOOP
+    FOR i IN 1 .. pg_catalog.cardinality(names) LOOP
         SELECT c.oid, c.relowner INTO rel, owner
           FROM pg_catalog.pg_class AS c
          WHERE c.relname OPERATOR(pg_catalog.=) names[i] AND c.relnamespace OPERATOR(pg_catalog.=) schema_oid;
@@ -856,7 +857,7 @@ BEGIN
         -- one connection per node, as okno_distribute_tables() does
         mode := pg_catalog.current_setting('citus.multi_shard_modify_mode');
         PERFORM pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true);
-        FOR i IN 1 .. 2 LOOP
+        FOR i IN 1 .. pg_catalog.cardinality(names) LOOP
             CONTINUE WHEN NOT todo[i];
             IF columns[i] IS NULL THEN
                 PERFORM pg_catalog.create_reference_table(rels[i]::pg_catalog.regclass);
@@ -869,7 +870,7 @@ BEGIN
         PERFORM pg_catalog.set_config('citus.multi_shard_modify_mode', mode, true);
     END IF;
 
-    FOR i IN 1 .. 2 LOOP
+    FOR i IN 1 .. pg_catalog.cardinality(names) LOOP
         table_name := names[i];
         layout := CASE WHEN columns[i] IS NULL THEN 'reference table'
                        ELSE pg_catalog.format('distributed by %s', columns[i]) END;
@@ -880,7 +881,7 @@ END
 $okno$;
 
 COMMENT ON FUNCTION @extschema@.okno_distribute_own_tables() IS
-'lay okno''s own tables of keys out on a Citus cluster, on the coordinator, as a superuser: okno_key distributed by request_key, okno_key_tombstone a reference table, so that operations'' keys and tombstones are the cluster''s';
+'lay okno''s own tables of keys out on a Citus cluster, on the coordinator, as a superuser: okno_key distributed by request_key, okno_key_tombstone and okno_purge_horizon reference tables, so that operations'' keys, tombstones and the purge horizon are the cluster''s';
 
 CREATE FUNCTION @extschema@.okno_purge(keys_older_than interval, delivered_older_than interval)
 RETURNS TABLE (keys_deleted bigint, events_deleted bigint)

@@ -128,6 +128,19 @@ okno_citus_table(Oid relid)
 }
 
 /*
+ * Whether Citus keeps the table relid as a reference table: a copy on
+ * every node, written on all of them in one distributed transaction.
+ */
+bool
+okno_citus_reference(Oid relid)
+{
+	bool		reference;
+
+	(void) citus_partition(relid, NULL, &reference);
+	return reference;
+}
+
+/*
  * How Citus lays outbox (relid; citus: Citus knows it) out, for the
  * binding: *buckets, distributed by its integer column bucket (README,
  * "Scaling out with Citus"); *one_shard, kept in one shard on one node
@@ -212,7 +225,7 @@ okno_refuse_on_citus(const char *what)
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("%s is not supported where Citus distributes okno's tables", what),
-			 errdetail("okno runs bookings, operations' keys, okno_emit, the default subscriber's delivery, its verbs and counts, and okno_verify on a Citus cluster; not yet this."),
+			 errdetail("okno runs bookings, operations' keys, okno_emit, the default subscriber's delivery, its verbs and counts, okno_verify and okno_purge on a Citus cluster; not yet this."),
 			 errhint("See README, \"Scaling out with Citus\".")));
 }
 

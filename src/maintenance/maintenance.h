@@ -43,4 +43,18 @@ extern void okno_check_may_record(Oid nsp, const char *schema);
 extern void okno_prepare_all(OknoChanges *ch, Oid nsp, const char *schema);
 extern List *okno_tables_unprepared(void);
 
+/*
+ * purge_cluster.c: okno_purge's keys on a Citus cluster, a key forgotten
+ * in two purges; the statements of a batch of each table of keys
+ */
+typedef struct OknoClusterKeys OknoClusterKeys;
+
+extern const OknoClusterKeys okno_cluster_booking_keys;
+extern const OknoClusterKeys okno_cluster_operation_keys;
+extern uint64 okno_purge_cluster_batch(const OknoClusterKeys *keys, Datum *args, char *nulls,
+									   const char *what);
+extern void okno_purge_cluster_check(bool app_tables, bool tombstones);
+extern bool okno_purge_cluster_may_settle(bool stones_citus);
+extern void okno_purge_cluster_note_marked(void);
+
 #endif							/* OKNO_MAINTENANCE_H */

@@ -36,6 +36,11 @@
  * in okno_delivery; the subscribers' rows of okno_delivery go with it.  The
  * default subscriber's delivered_at still dates it.
  *
+ * From okno 0.8.0 on, where Citus has a table of keys or the tombstones, a
+ * key is forgotten in two purges (purge_cluster.c): the first leaves a
+ * pending tombstone, the next deletes the key; delivered events go as
+ * above, with no subscriber.
+ *
  * Copyright (c) 2026, the okno authors
  *
  *-------------------------------------------------------------------------
@@ -165,7 +170,15 @@ static OknoPlan op_key_delete_rest_plan = {
 	.own = true
 };
 
-/* 0.7.0: the tombstones, keyed by key_hash */
+/*
+ * 0.7.0: the tombstones, keyed by key_hash; those that expired before $3,
+ * or every one, a cluster's pending ones too, when $3 is 'infinity' (none
+ * is kept)
+ */
+#define OKNO_SQL_TOMBSTONE_AGED \
+	" AND (expired_at OPERATOR(pg_catalog.<) $3" \
+	"  OR $3 OPERATOR(pg_catalog.=) 'infinity'::pg_catalog.timestamptz)"
+
 static OknoPlan tombstone_boundary_plan = {
 	.sql =
 	"SELECT key_hash FROM %1$s.okno_key_tombstone WHERE key_hash OPERATOR(pg_catalog.>) $1"
@@ -179,7 +192,7 @@ static OknoPlan tombstone_delete_plan = {
 	.sql =
 	"DELETE FROM %1$s.okno_key_tombstone"
 	" WHERE key_hash OPERATOR(pg_catalog.>) $1 AND key_hash OPERATOR(pg_catalog.<=) $2"
-	" AND expired_at OPERATOR(pg_catalog.<) $3",
+	OKNO_SQL_TOMBSTONE_AGED,
 	.nargs = 3,
 	.argtypes = {BYTEAOID, BYTEAOID, TIMESTAMPTZOID},
 	.own = true
@@ -189,7 +202,7 @@ static OknoPlan tombstone_delete_rest_plan = {
 	.sql =
 	"DELETE FROM %1$s.okno_key_tombstone"
 	" WHERE key_hash OPERATOR(pg_catalog.>) $1 AND $2::pg_catalog.bytea IS NULL"
-	" AND expired_at OPERATOR(pg_catalog.<) $3",
+	OKNO_SQL_TOMBSTONE_AGED,
 	.nargs = 3,
 	.argtypes = {BYTEAOID, BYTEAOID, TIMESTAMPTZOID},
 	.own = true
@@ -333,38 +346,50 @@ typedef struct PurgeWalk
 	OknoPlan   *batch;
 	OknoPlan   *rest;
 	bool		counts;
+	const OknoClusterKeys *cluster; /* a table of keys on a Citus cluster:
+									 * each batch by purge_cluster.c, not
+									 * batch or rest */
 } PurgeWalk;
+
 
 #define PURGE_WALK_MAXKEYS	3
 #define PURGE_WALK_MAXARGS	3
 
 /* idempotency, keyed by (actor_id, request_key); from 0.7.0 with tombstones */
 static const PurgeWalk key_walk = {
-	"idempotency purge", 2, &key_boundary_plan, &key_delete_plan, &key_delete_rest_plan, false
+	"idempotency purge", 2, &key_boundary_plan, &key_delete_plan, &key_delete_rest_plan, false, NULL
 };
 static const PurgeWalk key_walk_0_7 = {
 	"idempotency purge", 2, &key_boundary_plan, &key_delete_0_7_plan,
-	&key_delete_rest_0_7_plan, true
+	&key_delete_rest_0_7_plan, true, NULL
 };
 
 /* okno_key, keyed by (operation, scope, request_key) */
 static const PurgeWalk op_key_walk = {
-	"okno_key purge", 3, &op_key_boundary_plan, &op_key_delete_plan, &op_key_delete_rest_plan, true
+	"okno_key purge", 3, &op_key_boundary_plan, &op_key_delete_plan, &op_key_delete_rest_plan, true, NULL
 };
 
 /* okno_key_tombstone, keyed by key_hash */
 static const PurgeWalk tombstone_walk = {
 	"tombstone purge", 1, &tombstone_boundary_plan, &tombstone_delete_plan,
-	&tombstone_delete_rest_plan, false
+	&tombstone_delete_rest_plan, false, NULL
+};
+
+/* the same on a Citus cluster, in two purges (purge_cluster.c) */
+static const PurgeWalk cluster_key_walk = {
+	"idempotency purge", 2, &key_boundary_plan, NULL, NULL, false, &okno_cluster_booking_keys
+};
+static const PurgeWalk cluster_op_key_walk = {
+	"okno_key purge", 3, &op_key_boundary_plan, NULL, NULL, false, &okno_cluster_operation_keys
 };
 
 /* outbox, keyed by id; from 0.5.0 only what every subscriber is done with */
 static const PurgeWalk event_walk = {
-	"outbox purge", 1, &event_boundary_plan, &event_delete_plan, &event_delete_rest_plan, false
+	"outbox purge", 1, &event_boundary_plan, &event_delete_plan, &event_delete_rest_plan, false, NULL
 };
 static const PurgeWalk event_walk_0_5 = {
 	"outbox purge", 1, &event_boundary_plan, &event_delete_0_5_plan,
-	&event_delete_rest_0_5_plan, true
+	&event_delete_rest_0_5_plan, true, NULL
 };
 
 /*
@@ -413,6 +438,12 @@ purge_walk(const PurgeWalk *w, const Datum *start, const Datum *extra, int nextr
 		}
 
 		/* the batch, or the rest */
+		if (w->cluster != NULL)
+		{
+			deleted += okno_purge_cluster_batch(w->cluster, args, nulls, w->what);
+			memcpy(args, args + n, n * sizeof(Datum));
+			continue;
+		}
 		rc = SPI_execute_plan(okno_plan(last ? w->rest : w->batch), args, nulls, false, 0);
 		okno_check_spi(rc, w->counts ? SPI_OK_SELECT : SPI_OK_DELETE, w->what);
 		if (w->counts)
@@ -428,31 +459,36 @@ purge_walk(const PurgeWalk *w, const Datum *start, const Datum *extra, int nextr
 /*
  * Delete the keys of idempotency created before 'before'; with tombstones
  * (0.7.0), leave one for each (when 'keep', that is when
- * okno.key_tombstone_age is not 0).
+ * okno.key_tombstone_age is not 0), in two purges where Citus has the
+ * table (cluster).
  */
 static uint64
-purge_keys(TimestampTz before, bool tombstones, bool keep)
+purge_keys(TimestampTz before, bool tombstones, bool keep, bool cluster, bool settle)
 {
 	/* no key is empty, so (INT_MIN, '') is below every row */
 	Datum		start[2] = {Int32GetDatum(PG_INT32_MIN), PointerGetDatum(cstring_to_text(""))};
-	Datum		extra[2] = {TimestampTzGetDatum(before), BoolGetDatum(keep)};
+	Datum		extra[3] = {TimestampTzGetDatum(before), BoolGetDatum(keep), BoolGetDatum(settle)};
 
+	if (cluster)
+		return purge_walk(&cluster_key_walk, start, extra, 3);
 	return purge_walk(tombstones ? &key_walk_0_7 : &key_walk, start, extra, tombstones ? 2 : 1);
 }
 
 /*
  * 0.7.0: delete the operations' keys of okno_key created before 'before',
- * leaving a tombstone of each when 'keep'.
+ * leaving a tombstone of each when 'keep'; in two purges where Citus has
+ * okno_key or the tombstones (cluster).
  */
 static uint64
-purge_operation_keys(TimestampTz before, bool keep)
+purge_operation_keys(TimestampTz before, bool keep, bool cluster, bool settle)
 {
 	/* no operation's name is empty: ('', '', '') is below every row */
 	Datum		empty = PointerGetDatum(cstring_to_text(""));
 	Datum		start[3] = {empty, empty, empty};
-	Datum		extra[2] = {TimestampTzGetDatum(before), BoolGetDatum(keep)};
+	Datum		extra[3] = {TimestampTzGetDatum(before), BoolGetDatum(keep), BoolGetDatum(settle)};
 
-	return purge_walk(&op_key_walk, start, extra, 2);
+	return purge_walk(cluster ? &cluster_op_key_walk : &op_key_walk, start, extra,
+					  cluster ? 3 : 2);
 }
 
 /*
@@ -501,11 +537,13 @@ purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers, bool tombs
 	uint64		keys;
 	uint64		events = 0;
 	bool		app_tables = true;
+	bool		stones_citus;
+	bool		keys_citus;
+	bool		op_keys_citus;
+	bool		events_citus;
 
 	PreventCommandIfReadOnly("okno_purge()");
 	InitMaterializedSRF(fcinfo, 0);
-	if (!okno_application_tables_absent() && okno_binding_citus(okno_binding()))
-		okno_refuse_on_citus("okno_purge()");
 
 	/*
 	 * From 0.7.0 on, a database that uses only operations' keys, with none
@@ -515,15 +553,26 @@ purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers, bool tombs
 	 */
 	if (tombstones)
 		app_tables = !okno_application_tables_absent();
+
+	/* which tables Citus has: their statements are a cluster's (above) */
+	stones_citus = okno_citus_table(okno_relid_by_name(OKNO_TOMBSTONE_TABLE));
+	keys_citus = app_tables &&
+		(okno_binding()->citus[OKNO_REL_IDEMPOTENCY] || stones_citus);
+	op_keys_citus = okno_citus_table(okno_relid_by_name(OKNO_KEY_TABLE)) || stones_citus;
+	events_citus = app_tables && okno_binding()->citus[OKNO_REL_OUTBOX];
+
 	if (app_tables)
 		okno_guard_begin(&guard);
 	else
 		okno_guard_begin_owner(&guard, InvalidOid);
 	okno_spi_connect();
+	if (keys_citus || op_keys_citus || (app_tables && okno_binding_citus(okno_binding())))
+		okno_purge_cluster_check(app_tables, tombstones);
 	if (tombstones)
 	{
 		int			age = okno_key_tombstone_age();
 		TimestampTz stones_before;
+		bool		settle;
 
 		/* okno.key_tombstone_age = 0: none is kept, every one goes */
 		if (age == 0)
@@ -531,13 +580,18 @@ purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers, bool tombs
 		else
 			stones_before = GetCurrentTransactionStartTimestamp() - (TimestampTz) age * USECS_PER_SEC;
 		purge_tombstones(stones_before);
-		keys = app_tables ? purge_keys(keys_before, true, age != 0) : 0;
-		keys += purge_operation_keys(keys_before, age != 0);
+		settle = age == 0 || !(keys_citus || op_keys_citus) ||
+			okno_purge_cluster_may_settle(stones_citus);
+		keys = app_tables ? purge_keys(keys_before, true, age != 0, keys_citus, settle) : 0;
+		keys += purge_operation_keys(keys_before, age != 0, op_keys_citus, settle);
+		if (age != 0 && (keys_citus || op_keys_citus))
+			okno_purge_cluster_note_marked();
 	}
 	else
-		keys = purge_keys(keys_before, false, false);
+		keys = purge_keys(keys_before, false, false, false, false);
+	/* on a cluster, with no subscriber (okno_purge_cluster_check) */
 	if (app_tables)
-		events = purge_events(events_before, subscribers);
+		events = purge_events(events_before, subscribers && !events_citus);
 	values[0] = Int64GetDatum((int64) keys);
 	values[1] = Int64GetDatum((int64) events);
 	if (record_horizon)

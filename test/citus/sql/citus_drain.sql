@@ -3,3 +3,4 @@
 \set tag cd
 \set day 01
 \i test/citus/drain.psql
+\i test/citus/purge.psql

@@ -3,3 +3,4 @@
 \set tag wd
 \set day 02
 \i test/citus/drain.psql
+\i test/citus/purge.psql

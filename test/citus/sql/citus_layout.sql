@@ -161,6 +161,10 @@ SELECT count(*) AS events,
                 THEN payload ->> 'booking_id' ELSE order_key END, id::text))) AS wrong_bucket
   FROM outbox;
 
+-- okno_purge needs okno's own tables laid out first: a purged key's
+-- tombstone must be found from every node
+SELECT * FROM okno_purge(interval '30 days', interval '30 days');
+
 -- okno's own tables of keys: distributed by okno_distribute_own_tables(),
 -- by a superuser (they are okno's, owned by the superuser that installed
 -- it); a role that is not one is refused before anything changes
@@ -184,7 +188,7 @@ SELECT logicalrelid::regclass AS table_name, partmethod,
 SELECT request_key, response FROM okno_key;
 SELECT count(*) AS tombstones FROM okno_key_tombstone;
 SELECT t AS table_name, pg_relation_size(t::regclass) AS shell_bytes
-  FROM unnest(ARRAY['okno_key', 'okno_key_tombstone']) AS t
+  FROM unnest(ARRAY['okno_key', 'okno_key_tombstone', 'okno_purge_horizon']) AS t
  ORDER BY t;
 -- okno's other tables stay each node's own
 SELECT success, result

@@ -154,9 +154,23 @@ SELECT * FROM okno_verify();
 DELETE FROM idempotency WHERE actor_id = 1 AND request_key = 's-1';
 SELECT * FROM okno_verify();
 
+-- okno_purge: a key forgotten in two purges, as in row mode (its row in
+-- the schema's shard, its tombstone in this node's own okno_key_tombstone)
+UPDATE idempotency SET created_at = now() - interval '60 days'
+ WHERE actor_id = 2 AND request_key = 'w-1';
+UPDATE bookings SET created_at = now() - interval '60 days'
+ WHERE actor_id = 2 AND starts_at = '2031-01-02T10:00:00Z';
+SELECT * FROM okno_purge(interval '30 days', interval '30 days');
+SELECT count(*) AS keys_left FROM idempotency WHERE actor_id = 2 AND request_key = 'w-1';
+SELECT count(*) AS pending FROM okno_key_tombstone WHERE expired_at = 'infinity';
+SELECT * FROM okno_purge(interval '30 days', interval '30 days');
+SELECT count(*) AS keys_left FROM idempotency WHERE actor_id = 2 AND request_key = 'w-1';
+SELECT count(*) AS pending FROM okno_key_tombstone WHERE expired_at = 'infinity';
+SELECT okno_create_booking(2, 'w-1', '{"resource_id":2,"starts_at":"2031-01-02T10:00:00Z","ends_at":"2031-01-02T11:00:00Z"}');
+SELECT * FROM okno_verify() WHERE detail LIKE '% of actor 2';
+
 -- not served here yet, refused with one error
 SELECT okno_subscribe('journal');
-SELECT * FROM okno_purge(interval '1 day', interval '1 day');
 
 -- okno read and wrote no shell: the rows are in the shards
 SELECT c.relname, pg_relation_size(c.oid) AS shell_bytes
