@@ -36,15 +36,25 @@ $$;
 -- A subscriber's drain stores the snapshot it copied in; its xmin, the
 -- oldest transaction then running anywhere in the cluster (another
 -- database's, autovacuum's ANALYZE), bounds what the default drain forgets
--- (okno_subscriber_horizon).  Before a copy whose horizon this test looks
--- at: wait, 60 s at most, until no transaction older than this test's
--- newest event runs.
+-- (okno_subscriber_horizon); and okno_subscribe counts as the
+-- subscriber's every event whose transaction began after the oldest
+-- transaction open anywhere then (its since: any backend's, one without a
+-- transaction id too, such as autovacuum's).  Before a subscription or a
+-- copy whose horizon this test looks at: wait, 60 s at most, until no
+-- transaction older than this test's newest event runs, by either
+-- measure (the activity's snapshot cleared each time: it is kept for the
+-- transaction otherwise).
 CREATE FUNCTION pg_temp.settled() RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
     newest xid8 := (SELECT created_xid FROM outbox WHERE created_xid IS NOT NULL ORDER BY created_xid DESC LIMIT 1);
+    newest_at timestamptz := (SELECT max(created_at) FROM outbox);
     deadline timestamptz := clock_timestamp() + interval '60 seconds';
 BEGIN
-    WHILE newest IS NOT NULL AND pg_snapshot_xmin(pg_current_snapshot()) <= newest LOOP
+    LOOP
+        PERFORM pg_stat_clear_snapshot();
+        EXIT WHEN (newest IS NULL OR pg_snapshot_xmin(pg_current_snapshot()) > newest)
+              AND NOT EXISTS (SELECT FROM pg_stat_activity
+                               WHERE pid <> pg_backend_pid() AND xact_start <= newest_at);
         IF clock_timestamp() > deadline THEN
             RETURN false;
         END IF;
