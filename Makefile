@@ -56,6 +56,7 @@ OBJS = \
 	src/outbox/wake.o \
 	src/outbox/emit.o \
 	src/outbox/event_bucket.o \
+	src/outbox/shards.o \
 	src/delivery/drain.o \
 	src/delivery/drain_outbox.o \
 	src/delivery/drain_buckets.o \
@@ -71,6 +72,7 @@ OBJS = \
 	src/maintenance/adopt.o \
 	src/maintenance/purge.o \
 	src/maintenance/purge_cluster.o \
+	src/maintenance/purge_walk.o \
 	src/maintenance/verify.o \
 	src/maintenance/counts.o
 

@@ -103,8 +103,8 @@ okno_requeue_parked(PG_FUNCTION_ARGS)
 		if (chosen == &okno_named_routine)
 			okno_refuse_on_citus("okno_requeue_parked() with a subscriber");
 		if (okno_binding()->outbox_buckets)
-			n = okno_buckets_exec(okno_bucket_routine.requeue_parked, values, nulls,
-								  SPI_OK_UPDATE, "outbox bulk requeue");
+			n = okno_outbox_shards_exec(okno_bucket_routine.requeue_parked, values, nulls,
+										SPI_OK_UPDATE, "outbox bulk requeue");
 		else
 			n = okno_delivery_exec(&okno_one_shard_routine, okno_one_shard_routine.requeue_parked,
 								   values, nulls, false, SPI_OK_UPDATE, "outbox bulk requeue");

@@ -186,8 +186,6 @@ extern uint64 okno_drain_outbox_0_1(ReturnSetInfo *rsinfo);
 /* drain_buckets.c: the same where Citus distributes outbox by bucket */
 extern uint64 okno_drain_buckets(ReturnSetInfo *rsinfo, int32 max_events, int ncols);
 extern bool okno_buckets_due(void);
-extern uint64 okno_buckets_exec(OknoPlan *plan, const Datum *values, const char *nulls,
-								int expected, const char *what);
 extern void okno_drain_forget_cursor(void);
 extern bool okno_drain_scan_start(pg_uuid_t *lower);
 

@@ -17,11 +17,8 @@
  * within the shard, as on one server.  A key's order is kept; nothing is
  * promised across keys, as no distributed engine does.
  *
- * Which buckets a shard holds is derived from Citus's metadata
- * (pg_dist_shard's hash ranges, hashint4 of each bucket as Citus hashes an
- * integer distribution column) and kept until the binding is made again,
- * which happens when Citus changes outbox's shards (it invalidates the
- * table's cache entry).  The shards placed on this node come first, so
+ * Which buckets a shard holds comes from Citus's metadata (outbox's
+ * shards.c).  The shards placed on this node come first, so
  * that a relay connected to a worker drains its own shards first with
  * statements Citus runs locally; among each, the start turns from call to
  * call, so that no shard waits behind another's backlog.
@@ -61,7 +58,6 @@
 #include "base/base.h"
 #include "outbox/outbox.h"
 #include "delivery/delivery.h"
-#include "pure/bucket.h"
 
 /*
  * The buckets of each of outbox's shards, and whether it is placed on this
@@ -69,26 +65,6 @@
  * pg_catalog).  A shard without a hash range (outbox in one shard) holds
  * every bucket.
  */
-static OknoPlan shard_buckets_plan = {
-	.sql =
-	"SELECT pg_catalog.array_agg(b.b ORDER BY b.b),"
-	" pg_catalog.bool_or(pl.shardid IS NOT NULL) AS here"
-	" FROM pg_catalog.generate_series(0, " CppAsString2(OKNO_OUTBOX_BUCKETS) " - 1) AS b (b)"
-	" JOIN pg_catalog.pg_dist_shard AS s"
-	"   ON s.logicalrelid OPERATOR(pg_catalog.=) $1"
-	"  AND (s.shardminvalue IS NULL"
-	"       OR pg_catalog.hashint4(b.b) OPERATOR(pg_catalog.>=) s.shardminvalue::pg_catalog.int4"
-	"      AND pg_catalog.hashint4(b.b) OPERATOR(pg_catalog.<=) s.shardmaxvalue::pg_catalog.int4)"
-	" LEFT JOIN pg_catalog.pg_dist_placement AS pl"
-	"   ON pl.shardid OPERATOR(pg_catalog.=) s.shardid"
-	"  AND pl.groupid OPERATOR(pg_catalog.=)"
-	"      (SELECT g.groupid FROM pg_catalog.pg_dist_local_group AS g)"
-	" GROUP BY s.shardid"
-	" ORDER BY s.shardid",
-	.nargs = 1,
-	.argtypes = {REGCLASSOID}
-};
-
 /*
  * drain_outbox.c's drain of one shard: $1 at most, after id $2 (the nil
  * UUID: from the start), the shard's buckets $3, the time $4.  Planned for
@@ -145,26 +121,19 @@ shard_plan(OknoPlan *by_bucket, OknoPlan *one_shard)
 }
 
 /* outbox's shards, as shard_buckets_plan finds them */
-typedef struct ShardBuckets
-{
-	Datum		buckets;		/* int4[] */
-	bool		here;			/* placed on this node */
-} ShardBuckets;
-
+/*
+ * The drains' order of outbox's shards (shards.c): this node's first (the
+ * first nhere), each part from the call's turn on, so that a relay
+ * connected to a worker drains its own shards first and no shard waits
+ * behind another's backlog.
+ */
 static struct
 {
-	uint64		generation;		/* of the binding they were found under */
+	uint64		generation;		/* of the shards it was made for */
 	MemoryContext cxt;
-	int			nshards;
-	ShardBuckets *shards;		/* in the shards' order, the same on every
-								 * node: statements that wait for locks go
-								 * so, and never deadlock on each other */
-	int			nhere;
-	int		   *drain_order;	/* the drains' order: this node's shards
-								 * first (the first nhere), each part from
-								 * the call's turn on */
+	int		   *drain_order;
 	uint32		turn;			/* where the next call starts */
-} layout;
+} order;
 
 /* one event handed out, until the batch is sorted */
 typedef struct Handed
@@ -175,67 +144,44 @@ typedef struct Handed
 } Handed;
 
 /*
- * Find outbox's shards and their buckets, unless known for this binding.
+ * outbox's shards, with the drains' order made for them.
  */
-static void
+static const OknoOutboxShards *
 find_shards(void)
 {
-	uint64		generation = okno_cache_generation();
-	Datum		arg = ObjectIdGetDatum(okno_relid(OKNO_REL_OUTBOX));
-	MemoryContext oldcxt;
-	uint64		i;
-	int			j;
+	const OknoOutboxShards *sh = okno_outbox_shards();
+	int			j = 0;
 	int			k;
-	int			rc;
 
-	if (layout.cxt != NULL && layout.generation == generation)
-		return;
-	if (layout.cxt == NULL)
-		layout.cxt = AllocSetContextCreate(TopMemoryContext, "okno outbox shards",
-										   ALLOCSET_SMALL_SIZES);
+	if (order.cxt != NULL && order.generation == sh->generation)
+		return sh;
+	if (order.cxt == NULL)
+		order.cxt = AllocSetContextCreate(TopMemoryContext, "okno drain order",
+										  ALLOCSET_SMALL_SIZES);
 	else
-		MemoryContextReset(layout.cxt);
-	layout.nshards = 0;
-	layout.nhere = 0;
-
-	rc = SPI_execute_plan(okno_plan(&shard_buckets_plan), &arg, NULL, true, 0);
-	okno_check_spi(rc, SPI_OK_SELECT, "outbox shards");
-	oldcxt = MemoryContextSwitchTo(layout.cxt);
-	layout.shards = palloc0(sizeof(ShardBuckets) * Max(SPI_processed, 1));
-	layout.drain_order = palloc0(sizeof(int) * Max(SPI_processed, 1));
-	for (i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
-		ShardBuckets *s = &layout.shards[layout.nshards];
-
-		if (isnull)
-			continue;
-		s->buckets = datumCopy(d, false, -1);
-		s->here = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i],
-											 SPI_tuptable->tupdesc, 2, &isnull));
-		if (s->here)
-			layout.drain_order[layout.nhere++] = layout.nshards;
-		layout.nshards++;
-	}
+		MemoryContextReset(order.cxt);
+	order.drain_order = MemoryContextAllocZero(order.cxt, sizeof(int) * Max(sh->nshards, 1));
+	for (k = 0; k < sh->nshards; k++)
+		if (sh->shard[k].here)
+			order.drain_order[j++] = k;
 	/* then the others, in the shards' order */
-	for (k = 0, j = layout.nhere; k < layout.nshards; k++)
-		if (!layout.shards[k].here)
-			layout.drain_order[j++] = k;
-	MemoryContextSwitchTo(oldcxt);
-	layout.generation = generation;
+	for (k = 0; k < sh->nshards; k++)
+		if (!sh->shard[k].here)
+			order.drain_order[j++] = k;
+	order.generation = sh->generation;
+	return sh;
 }
 
 /* the k-th shard of a call: this node's first, each from its turn on */
-static const ShardBuckets *
-shard_of_call(int k)
+static const OknoOutboxShard *
+shard_of_call(const OknoOutboxShards *sh, int k)
 {
-	int			nhere = layout.nhere;
-	int			nelse = layout.nshards - nhere;
+	int			nhere = sh->nhere;
+	int			nelse = sh->nshards - nhere;
 
 	if (k < nhere)
-		return &layout.shards[layout.drain_order[(k + layout.turn) % nhere]];
-	return &layout.shards[layout.drain_order[nhere + (k - nhere + layout.turn) % nelse]];
+		return &sh->shard[order.drain_order[(k + order.turn) % nhere]];
+	return &sh->shard[order.drain_order[nhere + (k - nhere + order.turn) % nelse]];
 }
 
 /*
@@ -243,7 +189,7 @@ shard_of_call(int k)
  * events, due at time now; the rows are in SPI_tuptable.
  */
 static void
-run_shard(OknoPlan *plan, const ShardBuckets *shard, int32 max, TimestampTz now)
+run_shard(OknoPlan *plan, const OknoOutboxShard *shard, int32 max, TimestampTz now)
 {
 	pg_uuid_t	nil;
 	Datum		args[4];
@@ -263,7 +209,7 @@ run_shard(OknoPlan *plan, const ShardBuckets *shard, int32 max, TimestampTz now)
  * handed (of room for *n + max) in outcxt; returns how many.
  */
 static uint64
-drain_shard(const ShardBuckets *shard, int32 max, TimestampTz now,
+drain_shard(const OknoOutboxShard *shard, int32 max, TimestampTz now,
 			Handed *handed, uint64 *n, int ncols, MemoryContext outcxt)
 {
 	uint64		i;
@@ -313,15 +259,16 @@ okno_drain_buckets(ReturnSetInfo *rsinfo, int32 max_events, int ncols)
 	uint64		n = 0;
 	uint64		i;
 	OknoGuard	guard;
+	const OknoOutboxShards *sh;
 	int			k;
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
-	find_shards();
-	for (k = 0; k < layout.nshards && n < (uint64) max_events; k++)
-		drain_shard(shard_of_call(k), max_events - (int32) n, now, handed, &n,
+	sh = find_shards();
+	for (k = 0; k < sh->nshards && n < (uint64) max_events; k++)
+		drain_shard(shard_of_call(sh, k), max_events - (int32) n, now, handed, &n,
 					ncols, outcxt);
-	layout.turn++;
+	order.turn++;
 	okno_spi_finish();
 	okno_guard_end(&guard);
 
@@ -341,50 +288,15 @@ bool
 okno_buckets_due(void)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	const OknoOutboxShards *sh = find_shards();
 	int			k;
 
-	find_shards();
-	for (k = 0; k < layout.nshards; k++)
+	for (k = 0; k < sh->nshards; k++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		run_shard(shard_plan(&due_shard_plan, &due_one_shard_plan), shard_of_call(k), 1, now);
+		run_shard(shard_plan(&due_shard_plan, &due_one_shard_plan), shard_of_call(sh, k), 1, now);
 		if (SPI_processed > 0)
 			return true;
 	}
 	return false;
-}
-
-/*
- * Run plan, a statement of one shard whose last argument (of nargs) is the
- * shard's buckets, on every shard with values and nulls for the others, in
- * the shards' order (the same on every node: two runs that lock rows wait
- * for each other, never deadlock); the rows it processed in all.  The
- * caller is connected to SPI.
- */
-uint64
-okno_buckets_exec(OknoPlan *plan, const Datum *values, const char *nulls,
-				  int expected, const char *what)
-{
-	Datum		args[8];
-	char		argnulls[8];
-	int			last = plan->nargs - 1;
-	uint64		n = 0;
-	int			k;
-
-	Assert(plan->nargs <= (int) lengthof(args));
-	memcpy(args, values, last * sizeof(Datum));
-	memcpy(argnulls, nulls, last);
-	argnulls[last] = ' ';
-	find_shards();
-	for (k = 0; k < layout.nshards; k++)
-	{
-		int			rc;
-
-		CHECK_FOR_INTERRUPTS();
-		args[last] = layout.shards[k].buckets;
-		rc = SPI_execute_plan(okno_plan(plan), args, argnulls, false, 0);
-		okno_check_spi(rc, expected, what);
-		n += SPI_processed;
-	}
-	return n;
 }

@@ -178,7 +178,7 @@ static OknoPlan outbox_requeue_parked = {
 
 /*
  * The same of one shard's buckets ($5), where Citus distributes outbox by
- * bucket (drain_buckets.c's okno_buckets_exec runs it for each shard)
+ * bucket (okno_outbox_shards_exec, outbox/shards.c, runs it for each shard)
  */
 static OknoPlan bucket_requeue_parked = {
 	.sql = SQL_OUTBOX_REQUEUE_PARKED(" AND s." OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) ANY ($5)"),

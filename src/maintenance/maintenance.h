@@ -44,11 +44,41 @@ extern void okno_prepare_all(OknoChanges *ch, Oid nsp, const char *schema);
 extern List *okno_tables_unprepared(void);
 
 /*
- * purge_cluster.c: okno_purge's keys on a Citus cluster, a key forgotten
- * in two purges; the statements of a batch of each table of keys
+ * purge_walk.c: okno_purge's keyset walk
+ *
+ * A table purged in keyset batches: each step finds the key of the row
+ * 10,000 rows on from the last one (boundary: $1 .. $nkeys the last key,
+ * then the offset, then for a one-column key the walk's own arguments)
+ * and runs batch on the rows after the last key up to that one; when there is none, rest on the rows after the last
+ * key.  Both take the last key ($1 ..), the boundary's ($nkeys + 1 ..,
+ * NULL for rest) and then the walk's own arguments; they are DELETEs, or
+ * (counts) statements that return how many rows they deleted.
  */
 typedef struct OknoClusterKeys OknoClusterKeys;
 
+typedef struct OknoPurgeWalk
+{
+	const char *what;			/* for can't-happen errors */
+	int			nkeys;			/* columns of the primary key, at most 3 */
+	OknoPlan   *boundary;
+	OknoPlan   *batch;
+	OknoPlan   *rest;
+	bool		counts;
+	const OknoClusterKeys *cluster; /* a table of keys on a Citus cluster:
+									 * each batch by purge_cluster.c, not
+									 * batch or rest */
+} OknoPurgeWalk;
+
+#define OKNO_PURGE_WALK_MAXKEYS	3
+#define OKNO_PURGE_WALK_MAXARGS	3
+
+extern uint64 okno_purge_walk(const OknoPurgeWalk *w, const Datum *start, const Datum *extra,
+							  int nextra);
+
+/*
+ * purge_cluster.c: okno_purge's keys on a Citus cluster, a key forgotten
+ * in two purges; the statements of a batch of each table of keys
+ */
 extern const OknoClusterKeys okno_cluster_booking_keys;
 extern const OknoClusterKeys okno_cluster_operation_keys;
 extern uint64 okno_purge_cluster_batch(const OknoClusterKeys *keys, Datum *args, char *nulls,

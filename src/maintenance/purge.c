@@ -9,8 +9,8 @@
  * (their delivered_at is NULL).  A key purged is forgotten: a retry with it
  * afterwards is a new request.
  *
- * The work is done in bounded batches: each step walks the next
- * OKNO_PURGE_BATCH rows of a table in primary-key order (a keyset cursor,
+ * The work is done in bounded batches (purge_walk.c): each step walks the
+ * next 10,000 rows of a table in primary-key order (a keyset cursor,
  * so every row is visited once whatever was deleted before it) and deletes
  * the old ones among them with one statement.  No statement touches more
  * than a batch of rows, no index beyond the primary keys is needed, and
@@ -61,9 +61,8 @@
 #include "base/base.h"
 #include "keys/keys.h"
 #include "maintenance/maintenance.h"
+#include "outbox/outbox.h"
 
-/* rows visited per statement */
-#define OKNO_PURGE_BATCH 10000
 
 PG_FUNCTION_INFO_V1(okno_purge);
 PG_FUNCTION_INFO_V1(okno_purge_0_3);
@@ -236,6 +235,40 @@ static OknoPlan event_delete_rest_plan = {
 };
 
 /*
+ * 0.8.0: the same on one shard of an outbox Citus distributes by bucket
+ * ($4: the shard's buckets, a constant of a custom plan, which Citus
+ * prunes to the shard; the boundary is given the walk's arguments too)
+ */
+#define EVENT_SHARD_ARGS(second) \
+	.nargs = 4, \
+	.argtypes = {UUIDOID, second, TIMESTAMPTZOID, INT4ARRAYOID}, \
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+#define OKNO_SQL_SHARD " AND " OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) ANY ($4)"
+
+static OknoPlan event_boundary_shard_plan = {
+	.sql =
+	"SELECT id FROM %1$s.outbox WHERE id OPERATOR(pg_catalog.>) $1" OKNO_SQL_SHARD
+	" ORDER BY id OFFSET $2 LIMIT 1",
+	EVENT_SHARD_ARGS(INT4OID)
+};
+
+static OknoPlan event_delete_shard_plan = {
+	.sql =
+	"DELETE FROM %1$s.outbox"
+	" WHERE id OPERATOR(pg_catalog.>) $1 AND id OPERATOR(pg_catalog.<=) $2" OKNO_SQL_SHARD
+	" AND delivered_at OPERATOR(pg_catalog.<) $3",
+	EVENT_SHARD_ARGS(UUIDOID)
+};
+
+static OknoPlan event_delete_rest_shard_plan = {
+	.sql =
+	"DELETE FROM %1$s.outbox"
+	" WHERE id OPERATOR(pg_catalog.>) $1 AND $2::pg_catalog.uuid IS NULL" OKNO_SQL_SHARD
+	" AND delivered_at OPERATOR(pg_catalog.<) $3",
+	EVENT_SHARD_ARGS(UUIDOID)
+};
+
+/*
  * 0.5.0: the same, for events every subscriber is done with ($4: this
  * cluster's system identifier), with the subscribers' delivery states
  */
@@ -329,132 +362,46 @@ cutoff(FunctionCallInfo fcinfo, int argno, const char *name)
 												   IntervalPGetDatum(age)));
 }
 
-/*
- * A table purged in keyset batches: each step finds the key of the row
- * OKNO_PURGE_BATCH rows on from the last one (boundary: $1 .. $nkeys the
- * last key, then the offset) and runs batch on the rows after the last
- * key up to that one; when there is none, rest on the rows after the last
- * key.  Both take the last key ($1 ..), the boundary's ($nkeys + 1 ..,
- * NULL for rest) and then the walk's own arguments; they are DELETEs, or
- * (counts) statements that return how many rows they deleted.
- */
-typedef struct PurgeWalk
-{
-	const char *what;			/* for can't-happen errors */
-	int			nkeys;			/* columns of the primary key, at most 3 */
-	OknoPlan   *boundary;
-	OknoPlan   *batch;
-	OknoPlan   *rest;
-	bool		counts;
-	const OknoClusterKeys *cluster; /* a table of keys on a Citus cluster:
-									 * each batch by purge_cluster.c, not
-									 * batch or rest */
-} PurgeWalk;
-
-
-#define PURGE_WALK_MAXKEYS	3
-#define PURGE_WALK_MAXARGS	3
-
 /* idempotency, keyed by (actor_id, request_key); from 0.7.0 with tombstones */
-static const PurgeWalk key_walk = {
+static const OknoPurgeWalk key_walk = {
 	"idempotency purge", 2, &key_boundary_plan, &key_delete_plan, &key_delete_rest_plan, false, NULL
 };
-static const PurgeWalk key_walk_0_7 = {
+static const OknoPurgeWalk key_walk_0_7 = {
 	"idempotency purge", 2, &key_boundary_plan, &key_delete_0_7_plan,
 	&key_delete_rest_0_7_plan, true, NULL
 };
 
 /* okno_key, keyed by (operation, scope, request_key) */
-static const PurgeWalk op_key_walk = {
+static const OknoPurgeWalk op_key_walk = {
 	"okno_key purge", 3, &op_key_boundary_plan, &op_key_delete_plan, &op_key_delete_rest_plan, true, NULL
 };
 
 /* okno_key_tombstone, keyed by key_hash */
-static const PurgeWalk tombstone_walk = {
+static const OknoPurgeWalk tombstone_walk = {
 	"tombstone purge", 1, &tombstone_boundary_plan, &tombstone_delete_plan,
 	&tombstone_delete_rest_plan, false, NULL
 };
 
 /* the same on a Citus cluster, in two purges (purge_cluster.c) */
-static const PurgeWalk cluster_key_walk = {
+static const OknoPurgeWalk cluster_key_walk = {
 	"idempotency purge", 2, &key_boundary_plan, NULL, NULL, false, &okno_cluster_booking_keys
 };
-static const PurgeWalk cluster_op_key_walk = {
+static const OknoPurgeWalk cluster_op_key_walk = {
 	"okno_key purge", 3, &op_key_boundary_plan, NULL, NULL, false, &okno_cluster_operation_keys
 };
 
 /* outbox, keyed by id; from 0.5.0 only what every subscriber is done with */
-static const PurgeWalk event_walk = {
+static const OknoPurgeWalk event_walk = {
 	"outbox purge", 1, &event_boundary_plan, &event_delete_plan, &event_delete_rest_plan, false, NULL
 };
-static const PurgeWalk event_walk_0_5 = {
+static const OknoPurgeWalk event_shard_walk = {
+	"outbox purge", 1, &event_boundary_shard_plan, &event_delete_shard_plan,
+	&event_delete_rest_shard_plan, false, NULL
+};
+static const OknoPurgeWalk event_walk_0_5 = {
 	"outbox purge", 1, &event_boundary_plan, &event_delete_0_5_plan,
 	&event_delete_rest_0_5_plan, true, NULL
 };
-
-/*
- * Walk w from key start (below every row) to the end of the table, with
- * its own arguments extra (nextra of them); the rows deleted.
- */
-static uint64
-purge_walk(const PurgeWalk *w, const Datum *start, const Datum *extra, int nextra)
-{
-	Datum		args[2 * PURGE_WALK_MAXKEYS + PURGE_WALK_MAXARGS];
-	char		nulls[2 * PURGE_WALK_MAXKEYS + PURGE_WALK_MAXARGS];
-	int			n = w->nkeys;
-	uint64		deleted = 0;
-	bool		last = false;
-	bool		isnull;
-	int			rc;
-	int			i;
-
-	Assert(n <= PURGE_WALK_MAXKEYS && nextra <= PURGE_WALK_MAXARGS);
-	memset(nulls, ' ', sizeof(nulls));
-	memcpy(args, start, n * sizeof(Datum));
-	memcpy(args + 2 * n, extra, nextra * sizeof(Datum));
-	while (!last)
-	{
-		CHECK_FOR_INTERRUPTS();
-
-		/* the boundary, copied out of the SPI result */
-		args[n] = Int32GetDatum(OKNO_PURGE_BATCH - 1);
-		rc = SPI_execute_plan(okno_plan(w->boundary), args, NULL, false, 1);
-		okno_check_spi(rc, SPI_OK_SELECT, w->what);
-		last = (SPI_processed == 0);
-		for (i = 0; i < n; i++)
-		{
-			Form_pg_attribute att;
-
-			nulls[n + i] = last ? 'n' : ' ';
-			if (last)
-			{
-				args[n + i] = (Datum) 0;
-				continue;
-			}
-			att = TupleDescAttr(SPI_tuptable->tupdesc, i);
-			args[n + i] = datumCopy(SPI_getbinval(SPI_tuptable->vals[0],
-												  SPI_tuptable->tupdesc, i + 1, &isnull),
-									att->attbyval, att->attlen);
-		}
-
-		/* the batch, or the rest */
-		if (w->cluster != NULL)
-		{
-			deleted += okno_purge_cluster_batch(w->cluster, args, nulls, w->what);
-			memcpy(args, args + n, n * sizeof(Datum));
-			continue;
-		}
-		rc = SPI_execute_plan(okno_plan(last ? w->rest : w->batch), args, nulls, false, 0);
-		okno_check_spi(rc, w->counts ? SPI_OK_SELECT : SPI_OK_DELETE, w->what);
-		if (w->counts)
-			deleted += (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-															SPI_tuptable->tupdesc, 1, &isnull));
-		else
-			deleted += SPI_processed;
-		memcpy(args, args + n, n * sizeof(Datum));
-	}
-	return deleted;
-}
 
 /*
  * Delete the keys of idempotency created before 'before'; with tombstones
@@ -470,8 +417,8 @@ purge_keys(TimestampTz before, bool tombstones, bool keep, bool cluster, bool se
 	Datum		extra[3] = {TimestampTzGetDatum(before), BoolGetDatum(keep), BoolGetDatum(settle)};
 
 	if (cluster)
-		return purge_walk(&cluster_key_walk, start, extra, 3);
-	return purge_walk(tombstones ? &key_walk_0_7 : &key_walk, start, extra, tombstones ? 2 : 1);
+		return okno_purge_walk(&cluster_key_walk, start, extra, 3);
+	return okno_purge_walk(tombstones ? &key_walk_0_7 : &key_walk, start, extra, tombstones ? 2 : 1);
 }
 
 /*
@@ -487,7 +434,7 @@ purge_operation_keys(TimestampTz before, bool keep, bool cluster, bool settle)
 	Datum		start[3] = {empty, empty, empty};
 	Datum		extra[3] = {TimestampTzGetDatum(before), BoolGetDatum(keep), BoolGetDatum(settle)};
 
-	return purge_walk(cluster ? &cluster_op_key_walk : &op_key_walk, start, extra,
+	return okno_purge_walk(cluster ? &cluster_op_key_walk : &op_key_walk, start, extra,
 					  cluster ? 3 : 2);
 }
 
@@ -503,22 +450,65 @@ purge_tombstones(TimestampTz before)
 
 	SET_VARSIZE(empty, VARHDRSZ);
 	start = PointerGetDatum(empty);
-	(void) purge_walk(&tombstone_walk, &start, &extra, 1);
+	(void) okno_purge_walk(&tombstone_walk, &start, &extra, 1);
 }
 
 /*
  * Delete the events delivered before 'before'; from okno 0.5.0 on
  * (subscribers) only those every subscriber is done with, with their
- * delivery states.
+ * delivery states; where Citus distributes outbox by bucket (by_shard),
+ * shard by shard, in the shards' order.
  */
 static uint64
-purge_events(TimestampTz before, bool subscribers)
+purge_events(TimestampTz before, bool subscribers, bool by_shard)
 {
 	Datum		start = UUIDPGetDatum(palloc0(sizeof(pg_uuid_t)));	/* the nil UUID */
 	Datum		extra[2] = {TimestampTzGetDatum(before), Int64GetDatum((int64) GetSystemIdentifier())};
+	const OknoOutboxShards *sh;
+	uint64		deleted = 0;
+	int			k;
 
-	return purge_walk(subscribers ? &event_walk_0_5 : &event_walk, &start, extra,
-					  subscribers ? 2 : 1);
+	if (!by_shard)
+		return okno_purge_walk(subscribers ? &event_walk_0_5 : &event_walk, &start, extra,
+						  subscribers ? 2 : 1);
+	sh = okno_outbox_shards();
+	for (k = 0; k < sh->nshards; k++)
+	{
+		extra[1] = sh->shard[k].buckets;
+		deleted += okno_purge_walk(&event_shard_walk, &start, extra, 2);
+	}
+	return deleted;
+}
+
+/*
+ * 0.7.0: the tombstones older than okno.key_tombstone_age, then the keys
+ * created before 'before', of idempotency (app_tables) and of okno_key,
+ * leaving a tombstone of each; in two purges where Citus has the keys
+ * (keys_citus, op_keys_citus) or the tombstones (stones_citus).  The keys
+ * deleted.
+ */
+static uint64
+purge_keys_0_7(TimestampTz before, bool app_tables, bool keys_citus, bool op_keys_citus,
+			   bool stones_citus)
+{
+	int			age = okno_key_tombstone_age();
+	TimestampTz stones_before;
+	bool		settle;
+	uint64		keys;
+
+	/* okno.key_tombstone_age = 0: none is kept, every one goes */
+	if (age == 0)
+		stones_before = DT_NOEND;
+	else
+		stones_before = GetCurrentTransactionStartTimestamp() - (TimestampTz) age * USECS_PER_SEC;
+	purge_tombstones(stones_before);
+	settle = age == 0 || !(keys_citus || op_keys_citus) ||
+		okno_purge_cluster_may_settle(stones_citus);
+	keys = app_tables ? purge_keys(before, true, age != 0, keys_citus, settle) : 0;
+	keys += purge_operation_keys(before, age != 0, op_keys_citus, settle);
+	if (age != 0 && (keys_citus || op_keys_citus))
+		okno_purge_cluster_note_marked();
+	return keys;
 }
 
 /*
@@ -569,29 +559,13 @@ purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers, bool tombs
 	if (keys_citus || op_keys_citus || (app_tables && okno_binding_citus(okno_binding())))
 		okno_purge_cluster_check(app_tables, tombstones);
 	if (tombstones)
-	{
-		int			age = okno_key_tombstone_age();
-		TimestampTz stones_before;
-		bool		settle;
-
-		/* okno.key_tombstone_age = 0: none is kept, every one goes */
-		if (age == 0)
-			stones_before = DT_NOEND;
-		else
-			stones_before = GetCurrentTransactionStartTimestamp() - (TimestampTz) age * USECS_PER_SEC;
-		purge_tombstones(stones_before);
-		settle = age == 0 || !(keys_citus || op_keys_citus) ||
-			okno_purge_cluster_may_settle(stones_citus);
-		keys = app_tables ? purge_keys(keys_before, true, age != 0, keys_citus, settle) : 0;
-		keys += purge_operation_keys(keys_before, age != 0, op_keys_citus, settle);
-		if (age != 0 && (keys_citus || op_keys_citus))
-			okno_purge_cluster_note_marked();
-	}
+		keys = purge_keys_0_7(keys_before, app_tables, keys_citus, op_keys_citus, stones_citus);
 	else
 		keys = purge_keys(keys_before, false, false, false, false);
 	/* on a cluster, with no subscriber (okno_purge_cluster_check) */
 	if (app_tables)
-		events = purge_events(events_before, subscribers && !events_citus);
+		events = purge_events(events_before, subscribers && !events_citus,
+							  events_citus && okno_binding()->outbox_buckets);
 	values[0] = Int64GetDatum((int64) keys);
 	values[1] = Int64GetDatum((int64) events);
 	if (record_horizon)

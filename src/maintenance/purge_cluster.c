@@ -304,8 +304,8 @@ okno_purge_cluster_batch(const OknoClusterKeys *keys, Datum *args, char *nulls,
 {
 	int			n = keys->nkeys;
 	int			cut = 2 * n;	/* the cutoff's argument; then keep's, settle's */
-	Datum		remove_args[3 * 3 + 1];
-	char		remove_nulls[3 * 3 + 1];
+	Datum		remove_args[3 * OKNO_PURGE_WALK_MAXKEYS + 1];
+	char		remove_nulls[3 * OKNO_PURGE_WALK_MAXKEYS + 1];
 	Datum		hashes[2];
 	bytea	  **settled = NULL;
 	uint64		nsettled = 0;

@@ -89,6 +89,29 @@ extern void okno_notify(void);
 /* emit.c */
 extern void okno_lock_order_key(const char *key, int len);
 
+/*
+ * shards.c: outbox's shards where Citus distributes it by bucket (or keeps
+ * it in one shard), in the shards' order, the same on every node:
+ * statements that wait for locks go so, and never deadlock on each other
+ */
+typedef struct OknoOutboxShard
+{
+	Datum		buckets;		/* int4[] */
+	bool		here;			/* placed on this node */
+} OknoOutboxShard;
+
+typedef struct OknoOutboxShards
+{
+	uint64		generation;		/* of the binding they were found under */
+	int			nshards;
+	OknoOutboxShard *shard;
+	int			nhere;			/* how many are placed on this node */
+} OknoOutboxShards;
+
+extern const OknoOutboxShards *okno_outbox_shards(void);
+extern uint64 okno_outbox_shards_exec(OknoPlan *plan, const Datum *values, const char *nulls,
+									  int expected, const char *what);
+
 /* event_bucket.c: where Citus distributes outbox by an event's bucket */
 extern int32 okno_event_bucket(const char *key, const pg_uuid_t *id);
 
