@@ -247,6 +247,7 @@ pg_noreturn extern void okno_error_instead_rule(OknoRel rel, const char *what);
 /* citus.c: the tables Citus knows */
 extern bool okno_citus_table(Oid relid);
 extern bool okno_citus_reference(Oid relid);
+extern bool okno_citus_distributed_schema(Oid nsp);
 #define OKNO_OUTBOX_BUCKET_COLUMN "bucket"
 extern void okno_outbox_layout(Oid relid, bool citus, bool *buckets, bool *one_shard);
 pg_noreturn extern void okno_refuse_on_citus(const char *what);

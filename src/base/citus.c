@@ -47,6 +47,91 @@
 
 #define CITUS_PARTITION_CATALOG	"pg_dist_partition"
 #define CITUS_PARTITION_INDEX	"pg_dist_partition_logical_relid_index"
+#define CITUS_SCHEMA_CATALOG	"pg_dist_schema"
+#define CITUS_SCHEMA_INDEX		"pg_dist_schema_pkey"
+
+/* the column name of a catalog's tuple descriptor, which Citus must have */
+static AttrNumber
+attnum_of(TupleDesc desc, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+		if (strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
+			return i + 1;
+	elog(ERROR, "a catalog of Citus has no column %s", name);
+	return InvalidAttrNumber;
+}
+
+/*
+ * Find the row of Citus's catalog (in pg_catalog, with an index on the
+ * column keycol) whose keycol is key, and call read on it with arg; false
+ * if there is none, or the catalog does not exist (Citus is not installed,
+ * or is older than the catalog).
+ */
+static bool
+citus_catalog_row(const char *catalog_name, const char *index_name, const char *keycol,
+				  Oid key, void (*read) (HeapTuple tup, TupleDesc desc, void *arg), void *arg)
+{
+	Oid			catalog = get_relname_relid(catalog_name, PG_CATALOG_NAMESPACE);
+	Oid			index;
+	AttrNumber	key_att;
+	Relation	rel;
+	ScanKeyData skey;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found;
+
+	if (!OidIsValid(catalog))
+		return false;
+	key_att = get_attnum(catalog, keycol);
+	if (key_att == InvalidAttrNumber)
+		elog(ERROR, "Citus's %s has no column %s", catalog_name, keycol);
+	index = get_relname_relid(index_name, PG_CATALOG_NAMESPACE);
+
+	rel = table_open(catalog, AccessShareLock);
+	ScanKeyInit(&skey, key_att, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(key));
+	scan = systable_beginscan(rel, index, OidIsValid(index), NULL, 1, &skey);
+	tup = systable_getnext(scan);
+	found = HeapTupleIsValid(tup);
+	if (found && read != NULL)
+		read(tup, RelationGetDescr(rel), arg);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/* what citus_partition reads of a row of pg_dist_partition */
+typedef struct CitusPartition
+{
+	char		method;
+	AttrNumber	distcol;
+	bool		reference;
+} CitusPartition;
+
+static void
+read_partition(HeapTuple tup, TupleDesc desc, void *arg)
+{
+	CitusPartition *p = (CitusPartition *) arg;
+	AttrNumber	method_att = attnum_of(desc, "partmethod");
+	AttrNumber	key_att = attnum_of(desc, "partkey");
+	AttrNumber	repmodel_att = attnum_of(desc, "repmodel");
+	bool		isnull;
+	Datum		d = heap_getattr(tup, method_att, desc, &isnull);
+
+	p->method = isnull ? '?' : DatumGetChar(d);
+	/* the partition key is a Var's node string: its varattno */
+	d = heap_getattr(tup, key_att, desc, &isnull);
+	if (p->method == 'h' && !isnull)
+	{
+		Node	   *node = stringToNode(TextDatumGetCString(d));
+
+		if (IsA(node, Var))
+			p->distcol = ((Var *) node)->varattno;
+	}
+	d = heap_getattr(tup, repmodel_att, desc, &isnull);
+	p->reference = !isnull && DatumGetChar(d) == 't';
+}
 
 /*
  * Citus's partition method of the table relid ('h': distributed by hash,
@@ -60,61 +145,27 @@
 static char
 citus_partition(Oid relid, AttrNumber *distcol, bool *reference)
 {
-	Oid			catalog = get_relname_relid(CITUS_PARTITION_CATALOG, PG_CATALOG_NAMESPACE);
-	Oid			index;
-	AttrNumber	relid_att;
-	AttrNumber	method_att;
-	AttrNumber	key_att;
-	AttrNumber	repmodel_att;
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	char		method = '\0';
+	CitusPartition p = {'\0', InvalidAttrNumber, false};
 
+	(void) citus_catalog_row(CITUS_PARTITION_CATALOG, CITUS_PARTITION_INDEX, "logicalrelid",
+							 relid, read_partition, &p);
 	if (distcol != NULL)
-		*distcol = InvalidAttrNumber;
+		*distcol = p.distcol;
 	if (reference != NULL)
-		*reference = false;
-	if (!OidIsValid(catalog))
-		return '\0';
-	relid_att = get_attnum(catalog, "logicalrelid");
-	method_att = get_attnum(catalog, "partmethod");
-	key_att = get_attnum(catalog, "partkey");
-	repmodel_att = get_attnum(catalog, "repmodel");
-	if (relid_att == InvalidAttrNumber || method_att == InvalidAttrNumber ||
-		key_att == InvalidAttrNumber || repmodel_att == InvalidAttrNumber)
-		elog(ERROR, "Citus's %s has no column logicalrelid, partmethod, partkey or repmodel",
-			 CITUS_PARTITION_CATALOG);
-	index = get_relname_relid(CITUS_PARTITION_INDEX, PG_CATALOG_NAMESPACE);
+		*reference = p.reference;
+	return p.method;
+}
 
-	rel = table_open(catalog, AccessShareLock);
-	ScanKeyInit(&key, relid_att, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(relid));
-	scan = systable_beginscan(rel, index, OidIsValid(index), NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-	{
-		bool		isnull;
-		Datum		d = heap_getattr(tup, method_att, RelationGetDescr(rel), &isnull);
-
-		method = isnull ? '?' : DatumGetChar(d);
-		d = heap_getattr(tup, key_att, RelationGetDescr(rel), &isnull);
-		/* the partition key is a Var's node string: its varattno */
-		if (distcol != NULL && method == 'h' && !isnull)
-		{
-			Node	   *node = stringToNode(TextDatumGetCString(d));
-
-			if (IsA(node, Var))
-				*distcol = ((Var *) node)->varattno;
-		}
-		d = heap_getattr(tup, repmodel_att, RelationGetDescr(rel), &isnull);
-		if (reference != NULL && !isnull)
-			*reference = DatumGetChar(d) == 't';
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return method;
+/*
+ * Whether the schema nsp is one of Citus's distributed schemas (schema
+ * mode: README), whose tables Citus makes the schema's only when a
+ * top-level CREATE TABLE creates them.
+ */
+bool
+okno_citus_distributed_schema(Oid nsp)
+{
+	return citus_catalog_row(CITUS_SCHEMA_CATALOG, CITUS_SCHEMA_INDEX, "schemaid", nsp,
+							 NULL, NULL);
 }
 
 /*

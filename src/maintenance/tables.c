@@ -178,6 +178,13 @@ okno_create_tables(PG_FUNCTION_ARGS)
 	int			nestlevel;
 
 	nestlevel = begin_call("okno_create_tables()", &nsp, &schema, &ch);
+	if (okno_citus_distributed_schema(nsp))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("okno_create_tables() cannot make the tables of distributed schema %s",
+						schema),
+				 errdetail("Citus makes a table one of a distributed schema's only when a top-level CREATE TABLE creates it; the tables this function would create stay this node's own."),
+				 errhint("Create the five tables with top-level CREATE TABLE statements (the course's migrations), then call okno_prepare_tables(); see README, \"Schema mode\".")));
 	for (i = 0; i < (int) OKNO_NUM_TABLES; i++)
 	{
 		if (OidIsValid(get_relname_relid(okno_table_names[i], nsp)))
