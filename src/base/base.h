@@ -224,6 +224,8 @@ extern void okno_guard_init(void);
 extern void okno_guard_begin(OknoGuard *guard);
 extern void okno_guard_begin_owner(OknoGuard *guard, Oid owner);
 extern void okno_guard_end(OknoGuard *guard);
+extern int	okno_execute_as_owner(Oid relid, OknoPlan *plan, Datum *values, long count);
+extern int	okno_execute_locking(Oid relid, OknoPlan *plan, Datum *values, long count);
 
 /* relation.c: the range table of a statement that a direct path replaces */
 typedef struct OknoRangeTable

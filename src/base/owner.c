@@ -53,7 +53,9 @@
  */
 #include "postgres.h"
 
+#include "access/table.h"
 #include "access/xact.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "utils/acl.h"
@@ -359,4 +361,46 @@ okno_guard_end(OknoGuard *guard)
 				 errdetail("okno runs the tables' owner's code (triggers, defaults, checks) as that role for a superuser; a session-level lock would outlive the call in the superuser's session, so okno released it."),
 				 errhint("Take a transaction-level lock in that code (pg_advisory_xact_lock), or call okno as role %s.",
 						 GetUserNameFromId(owner, true))));
+}
+
+/*
+ * Run plan (with values, at most count rows), a statement that locks rows
+ * of the table relid (FOR UPDATE, of none: it opens Citus's transaction
+ * block), as the current user if it may lock them (UPDATE on the table or
+ * on one of its columns, as PostgreSQL asks), else as the table's owner
+ * (below).  The caller is connected to SPI; SPI's result code.
+ */
+int
+okno_execute_locking(Oid relid, OknoPlan *plan, Datum *values, long count)
+{
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_UPDATE) == ACLCHECK_OK ||
+		pg_attribute_aclcheck_all(relid, GetUserId(), ACL_UPDATE, ACLMASK_ANY) == ACLCHECK_OK)
+		return SPI_execute_plan(okno_plan(plan), values, NULL, false, count);
+	return okno_execute_as_owner(relid, plan, values, count);
+}
+
+/*
+ * Run plan (with values, at most count rows) as the owner of the table
+ * relid, as a foreign key's check runs (ri_triggers.c): a fixed statement
+ * that the caller needs no right on the table for and that names no
+ * function but PostgreSQL's; no row security of the table applies.  The
+ * caller is connected to SPI; SPI's result code, the rows in SPI_tuptable.
+ * An error restores the user as the (sub)transaction's abort does.
+ */
+int
+okno_execute_as_owner(Oid relid, OknoPlan *plan, Datum *values, long count)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	Relation	rel = table_open(relid, AccessShareLock);
+	Oid			owner = rel->rd_rel->relowner;
+	int			rc;
+
+	table_close(rel, NoLock);
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_NOFORCE_RLS);
+	rc = SPI_execute_plan(okno_plan(plan), values, NULL, false, count);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	return rc;
 }

@@ -242,14 +242,16 @@ StaticAssertDecl(sizeof(((OknoStoredKey *) 0)->fingerprint) >= OKNO_FINGERPRINT_
 
 /*
  * The key's lock tried on the node of its shard, where Citus distributes
- * idempotency (keys/key_lock.c): $3 the lock's hash
+ * idempotency (keys/key_lock.c): $3 the lock's hash; the subquery, routed
+ * by the actor, locks no row (a key is never NULL; $2 unused), see
+ * okno_key_try_lock_on_shard
  */
 static OknoPlan try_lock_plan = {
 	.sql =
 	"SELECT pg_catalog.pg_try_advisory_xact_lock($3), pg_catalog.count(*)"
-	" FROM %1$s.idempotency"
-	" WHERE actor_id OPERATOR(pg_catalog.=) $1"
-	" AND request_key OPERATOR(pg_catalog.=) $2",
+	" FROM (SELECT FROM %1$s.idempotency"
+	"  WHERE actor_id OPERATOR(pg_catalog.=) $1 AND request_key IS NULL"
+	"  AND $2::pg_catalog.text IS NOT NULL FOR UPDATE) AS x",
 	.nargs = 3,
 	.argtypes = {INT4OID, TEXTOID, INT8OID},
 	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
@@ -264,7 +266,8 @@ try_lock_on_shard(const OknoKeyRef *ref)
 		return OKNO_SHARD_LOCK_NONE;
 	values[0] = Int32GetDatum(ref->actor);
 	values[1] = CStringGetTextDatum(ref->key);
-	return okno_key_try_lock_on_shard(ref, &try_lock_plan, values, 2);
+	return okno_key_try_lock_on_shard(ref, okno_relid(OKNO_REL_IDEMPOTENCY), &try_lock_plan,
+									  values, 2);
 }
 
 const OknoKeyStore okno_booking_keys = {

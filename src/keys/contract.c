@@ -145,13 +145,16 @@ okno_key_claim_row(const OknoKeyRef *ref, SPIPlanPtr plan, Datum *values,
 }
 
 /*
- * Run plan with values, a statement Citus sends to the shard of the key
- * ref names and that tries its lock there, pg_try_advisory_xact_lock of
- * values[lockarg] (set here) in its target list: whether it took the lock
- * (key_lock.c).  Connects to SPI itself.
+ * Run plan with values, a statement on the store relid that Citus sends
+ * to the shard of the key ref names and that tries its lock there,
+ * pg_try_advisory_xact_lock of values[lockarg] (set here) in its target
+ * list, over a subquery that locks no row FOR UPDATE (so that Citus runs
+ * it in the transaction's block on that node, and the lock lasts: see
+ * okno_execute_locking): whether it took the lock (key_lock.c).  Connects
+ * to SPI itself.
  */
 OknoShardLock
-okno_key_try_lock_on_shard(const OknoKeyRef *ref, OknoPlan *plan, Datum *values,
+okno_key_try_lock_on_shard(const OknoKeyRef *ref, Oid relid, OknoPlan *plan, Datum *values,
 						   int lockarg)
 {
 	bool		isnull;
@@ -160,7 +163,7 @@ okno_key_try_lock_on_shard(const OknoKeyRef *ref, OknoPlan *plan, Datum *values,
 
 	values[lockarg] = Int64GetDatum(okno_key_lock_hash(ref));
 	okno_spi_connect();
-	rc = SPI_execute_plan(okno_plan(plan), values, NULL, false, 1);
+	rc = okno_execute_locking(relid, plan, values, 1);
 	okno_check_spi(rc, SPI_OK_SELECT, "key lock on its shard");
 	if (SPI_processed != 1)
 		elog(ERROR, "key lock on its shard returned " UINT64_FORMAT " rows", SPI_processed);

@@ -327,11 +327,18 @@ same_request(const OknoKeyRef *ref pg_attribute_unused(), const OknoStoredKey *s
 	return memcmp(stored->fingerprint, request, OKNO_HASH_LEN) == 0;
 }
 
-/* the key's lock tried on its shard's node where Citus has okno_key ($4) */
+/*
+ * the key's lock tried on its shard's node where Citus has okno_key ($4);
+ * the subquery, routed by the key, locks no row (an operation is never
+ * NULL; $1 and $2 unused), see okno_key_try_lock_on_shard
+ */
 static OknoPlan try_lock_plan = {
 	.sql =
 	"SELECT pg_catalog.pg_try_advisory_xact_lock($4), pg_catalog.count(*)"
-	" FROM %1$s.okno_key" WHERE_KEY,
+	" FROM (SELECT FROM %1$s.okno_key"
+	"  WHERE request_key OPERATOR(pg_catalog.=) $3 AND operation IS NULL"
+	"  AND $1::pg_catalog.text IS NOT NULL AND $2::pg_catalog.text IS NOT NULL"
+	"  FOR UPDATE) AS x",
 	.nargs = 4,
 	.argtypes = {KEY_ARGTYPES, INT8OID},
 	.cursor_options = CURSOR_OPT_CUSTOM_PLAN,
@@ -346,7 +353,8 @@ try_lock_on_shard(const OknoKeyRef *ref)
 	if (!key_table()->citus)
 		return OKNO_SHARD_LOCK_NONE;
 	key_values(ref, values);
-	return okno_key_try_lock_on_shard(ref, &try_lock_plan, values, 3);
+	return okno_key_try_lock_on_shard(ref, okno_relid_by_name(OKNO_KEY_TABLE), &try_lock_plan,
+									  values, 3);
 }
 
 /* operations' store of keys, for the contract (contract.c) */

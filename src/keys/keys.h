@@ -122,7 +122,7 @@ extern Jsonb *okno_key_replay(const OknoKeyStore *store, const OknoKeyRef *ref,
 extern Datum okno_key_result(FunctionCallInfo fcinfo, Jsonb *response, bool replayed);
 extern bool okno_key_claim_row(const OknoKeyRef *ref, SPIPlanPtr plan, Datum *values,
 							   int expected);
-extern OknoShardLock okno_key_try_lock_on_shard(const OknoKeyRef *ref, OknoPlan *plan,
+extern OknoShardLock okno_key_try_lock_on_shard(const OknoKeyRef *ref, Oid relid, OknoPlan *plan,
 												Datum *values, int lockarg);
 
 /*

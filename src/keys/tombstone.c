@@ -129,19 +129,11 @@ okno_key_hash(const OknoKeyRef *ref, uint8 hash[OKNO_HASH_LEN])
 static bool
 tombstone_sql(Oid relid, Datum key)
 {
-	Oid			save_userid;
-	int			save_sec_context;
-	Relation	rel = table_open(relid, AccessShareLock);
-	Oid			owner = rel->rd_rel->relowner;
 	int			rc;
 	bool		found;
 
-	table_close(rel, NoLock);
 	okno_spi_connect();
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	rc = SPI_execute_plan(okno_plan(&tombstone_plan), &key, NULL, false, 1);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	rc = okno_execute_as_owner(relid, &tombstone_plan, &key, 1);
 	okno_check_spi(rc, SPI_OK_SELECT, "tombstone lookup");
 	found = (SPI_processed > 0);
 	okno_spi_finish();

@@ -99,11 +99,18 @@ static OknoPlan emit_bucket_plan = {
  * An order key's turn on the node of its shard where Citus distributes
  * outbox by bucket ($1 the key's bucket, $2 the lock's hash) or keeps it
  * in one shard ($1 unused): the statement's one row is its count of no
- * row (an id is never NULL), and its lock is taken where Citus runs it
+ * row (an id is never NULL), and its lock is taken where Citus runs it.
+ * The subquery's FOR UPDATE (of no row) is what keeps the lock: Citus
+ * sends a read-only statement of a transaction that has not written yet
+ * outside a transaction block, unless the client opened one (BEGIN), so
+ * in autocommit the lock ended with the statement; a row lock inside a
+ * function makes it open one (Citus's TaskListRequiresRollback).  A
+ * writer with no UPDATE right on outbox runs it as outbox's owner
+ * (okno_execute_locking).
  */
 #define ORDER_TURN_SQL(in) \
-	"SELECT pg_catalog.pg_advisory_xact_lock($2), pg_catalog.count(*) FROM %1$s.outbox AS o" \
-	" WHERE o.id IS NULL" in
+	"SELECT pg_catalog.pg_advisory_xact_lock($2), pg_catalog.count(*)" \
+	" FROM (SELECT FROM %1$s.outbox AS o WHERE o.id IS NULL" in " FOR UPDATE) AS x"
 static OknoPlan order_turn_bucket_plan = {
 	.sql = ORDER_TURN_SQL(" AND o." OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) $1"),
 	.nargs = 2,
@@ -165,7 +172,9 @@ order_key_arg(FunctionCallInfo fcinfo)
 }
 
 /*
- * Take the turn of order key (len bytes) until the end of the transaction.
+ * Take the turn of order key (len bytes) until the end of the transaction;
+ * where Citus has outbox, also on the node of the key's shard, as the
+ * caller if it may lock outbox's rows, else as outbox's owner.
  */
 void
 okno_lock_order_key(const char *key, int len)
@@ -179,15 +188,14 @@ okno_lock_order_key(const char *key, int len)
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 	if (b->outbox_buckets || b->outbox_one_shard)
 	{
+		OknoPlan   *plan = b->outbox_buckets ? &order_turn_bucket_plan : &order_turn_one_shard_plan;
 		Datum		values[2];
 		int			rc;
 
 		values[0] = Int32GetDatum(b->outbox_buckets ? okno_event_bucket(pnstrdup(key, len), NULL) : 0);
 		values[1] = Int64GetDatum((int64) hash);
 		okno_spi_connect();
-		rc = SPI_execute_plan(okno_plan(b->outbox_buckets ? &order_turn_bucket_plan
-										: &order_turn_one_shard_plan),
-							  values, NULL, false, 1);
+		rc = okno_execute_locking(okno_relid(OKNO_REL_OUTBOX), plan, values, 1);
 		okno_check_spi(rc, SPI_OK_SELECT, "order key's turn on its shard");
 		okno_spi_finish();
 	}

@@ -97,6 +97,31 @@ SELECT dblink_exec('s2', 'COMMIT');
 SELECT replayed FROM dblink('s1', op_call('nowait', 1)) AS t (response jsonb, replayed bool);
 SELECT dblink_exec('s1', 'RESET okno.key_wait'), dblink_exec('s1', 'RESET statement_timeout');
 SELECT count(*) AS runs FROM op_runs WHERE k = 'nowait';
+-- in autocommit too, the first's lock on its key's shard's node lasts
+-- until its statement ends: the first on worker 1 (its key's shard on
+-- worker 2), kept in its statement by a lock that a session on worker 1
+-- holds; the second, on the coordinator, is refused at once
+-- (citus_shards lists no shard of an extension's table)
+SELECT c.k AS nowait_key
+  FROM (SELECT 'nowait-auto-' || g AS k FROM generate_series(1, 200) AS g) AS c
+ WHERE (SELECT pl.groupid FROM pg_dist_placement AS pl
+         WHERE pl.shardid = get_shard_id_for_distribution_column('okno_key', c.k)) = 2
+ LIMIT 1 \gset
+SELECT race.open('s4', 'worker1');
+SELECT held FROM dblink('s4', 'SELECT pg_advisory_lock(4243) IS NULL') AS t (held bool);
+SELECT dblink_exec('s2', 'SET okno.key_wait = off');
+SELECT dblink_send_query('s2', op_call(:'nowait_key', 1) || ' WHERE pg_advisory_lock_shared(4243) IS NOT NULL');
+SELECT race.wait_for_waiter();
+SELECT dblink_exec('s1', 'SET okno.key_wait = off'), dblink_exec('s1', 'SET statement_timeout = ''60s''');
+SELECT dblink_send_query('s1', op_call(:'nowait_key', 1));
+SELECT replayed, error FROM race.answer('s1');
+SELECT released FROM dblink('s4', 'SELECT pg_advisory_unlock(4243)') AS t (released bool);
+SELECT replayed, error FROM race.answer('s2');
+SELECT replayed FROM dblink('s1', op_call(:'nowait_key', 1)) AS t (response jsonb, replayed bool);
+SELECT dblink_exec('s1', 'RESET okno.key_wait'), dblink_exec('s1', 'RESET statement_timeout');
+SELECT dblink_exec('s2', 'RESET okno.key_wait');
+SELECT dblink_disconnect('s4');
+SELECT count(*) AS runs FROM op_runs WHERE k = :'nowait_key';
 
 -- okno_key_claim and okno_key_store, the caller's own work between them:
 -- a claim on worker 2 waits for worker 1's, then returns its stored
@@ -147,6 +172,33 @@ SELECT race.wait_for_waiter();
 SELECT dblink_exec('s1', 'COMMIT');
 SELECT error IS NULL AS emitted FROM race.answer('s3');
 SELECT payload ->> 'n' AS n FROM outbox WHERE order_key = 'turn-key' ORDER BY id;
+-- in autocommit too, the turn taken on the node of the key's shard is
+-- held until the writer's statement ends (Citus sends a read-only
+-- statement outside a transaction block unless it locks rows): a writer on
+-- worker 1 with a key whose shard is on worker 2, kept in its statement by
+-- a lock that a session on worker 1 holds
+SELECT c.k AS auto_key
+  FROM (SELECT 'turn-auto-' || g AS k FROM generate_series(1, 200) AS g) AS c
+ WHERE (SELECT s.nodeport FROM citus_shards AS s
+         WHERE s.shardid = get_shard_id_for_distribution_column('outbox', okno_outbox_bucket(c.k)))
+       = (SELECT nodeport FROM pg_dist_node WHERE groupid = 2)
+ LIMIT 1 \gset
+SELECT race.open('s4', 'worker1');
+SELECT held FROM dblink('s4', 'SELECT pg_advisory_lock(4242) IS NULL') AS t (held bool);
+SELECT dblink_send_query('s2', format($$SELECT to_jsonb(public.okno_emit('turn.test', '{"n":3}', %L)),
+                                             pg_advisory_lock_shared(4242) IS NULL$$, :'auto_key'));
+SELECT race.wait_for_waiter();
+SELECT result::int > 0 AS turn_held_on_shard_node
+  FROM run_command_on_workers($$SELECT count(*) FROM pg_locks
+                                WHERE locktype = 'advisory' AND objsubid = 1 AND granted$$)
+ WHERE nodeport = (SELECT nodeport FROM pg_dist_node WHERE groupid = 2);
+SELECT released FROM dblink('s4', 'SELECT pg_advisory_unlock(4242)') AS t (released bool);
+SELECT error IS NULL AS emitted FROM race.answer('s2');
+SELECT result AS turn_locks_after
+  FROM run_command_on_workers($$SELECT count(*) FROM pg_locks
+                                WHERE locktype = 'advisory' AND objsubid = 1$$)
+ WHERE nodeport = (SELECT nodeport FROM pg_dist_node WHERE groupid = 2);
+SELECT dblink_disconnect('s4');
 
 -- races: both requests of a key sent at once, 30 rounds coordinator vs
 -- worker 1 and 30 worker 1 vs worker 2: one ran and one replayed, the
