@@ -14,6 +14,14 @@ CREATE ROLE regress_okno_citus_app LOGIN;  -- (Citus connects to the workers as 
 GRANT SELECT, INSERT ON actors, resources, bookings, idempotency, outbox TO regress_okno_citus_app;
 SET ROLE regress_okno_citus_app;
 SELECT okno_create_booking(2, 'c-app', '{"resource_id":6,"starts_at":"2030-06-01T10:00:00Z","ends_at":"2030-06-01T11:00:00Z"}') ->> 'status' AS status;
+-- the statements that take a lock on another node's shard lock no row
+-- FOR UPDATE there (so that Citus keeps them in the transaction), which
+-- asks for UPDATE: for a role without it, okno runs them as the tables'
+-- owner (an order key's turn; a key's lock tried with okno.key_wait off)
+SELECT okno_emit('app.test', '{}', 'c-app-key') IS NOT NULL AS emitted;
+SET okno.key_wait = off;
+SELECT okno_create_booking(2, 'c-app-2', '{"resource_id":6,"starts_at":"2030-06-02T10:00:00Z","ends_at":"2030-06-02T11:00:00Z"}') ->> 'status' AS status;
+RESET okno.key_wait;
 RESET ROLE;
 REVOKE ALL ON actors, resources, bookings, idempotency, outbox FROM regress_okno_citus_app;
 DROP ROLE regress_okno_citus_app;
