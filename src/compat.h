@@ -111,6 +111,17 @@ okno_index_beginscan(Relation heap, Relation index, Snapshot snapshot, int nkeys
 #endif
 }
 
+/* this backend's local transaction id: 17 moved it into PGPROC's vxid */
+static inline LocalTransactionId
+okno_local_xid(void)
+{
+#if PG_VERSION_NUM >= 170000
+	return MyProc->vxid.lxid;
+#else
+	return MyProc->lxid;
+#endif
+}
+
 /*
  * The PGPROC of the backend running a virtual transaction (NULL if there is
  * none): 17 numbers backends by their PGPROC slot, before they had a

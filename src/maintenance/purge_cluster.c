@@ -13,7 +13,6 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
@@ -165,40 +164,17 @@ static OknoPlan any_subscriber_plan = {
 };
 
 /*
- * Whether a purge on a cluster has written pending tombstones in this
- * transaction: a later purge in it must not settle them (they are not
+ * The (local) transaction in which a purge on a cluster wrote pending
+ * tombstones last: a later purge in it must not settle them (they are not
  * committed on every node before the keys go), and settles none.
  */
-static bool cluster_marked = false;
-static bool cluster_callback = false;
-
-static void
-cluster_xact_callback(XactEvent event, void *arg pg_attribute_unused())
-{
-	switch (event)
-	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			cluster_marked = false;
-			break;
-		default:
-			break;
-	}
-}
+static LocalTransactionId marked_in = InvalidLocalTransactionId;
 
 /* note that this transaction wrote pending tombstones */
 void
 okno_purge_cluster_note_marked(void)
 {
-	if (!cluster_callback)
-	{
-		RegisterXactCallback(cluster_xact_callback, NULL);
-		cluster_callback = true;
-	}
-	cluster_marked = true;
+	marked_in = okno_local_xid();
 }
 
 /* qsort/bsearch order of hashes (bytea) */
@@ -422,7 +398,7 @@ okno_purge_cluster_may_settle(bool stones_citus)
 {
 	int			rc;
 
-	if (cluster_marked)
+	if (marked_in == okno_local_xid())
 		return false;
 	if (!stones_citus)
 		return true;
