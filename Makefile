@@ -57,6 +57,7 @@ OBJS = \
 	src/outbox/emit.o \
 	src/outbox/event_bucket.o \
 	src/outbox/shards.o \
+	src/outbox/fan_out.o \
 	src/delivery/drain.o \
 	src/delivery/drain_outbox.o \
 	src/delivery/drain_buckets.o \

@@ -1,10 +1,10 @@
-/* okno--0.7.1--0.8.0.sql: okno_distribute_tables(), okno_distribute_own_tables() and okno_outbox_bucket(), okno's tables on a Citus cluster */
+/* okno--0.7.1--0.8.0.sql: okno_distribute_tables(), okno_distribute_own_tables(), okno_outbox_bucket() and okno_delivery.bucket, okno's tables on a Citus cluster */
 
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION okno UPDATE TO '0.8.0'" to load this file. \quit
 
--- Two functions, granted to PUBLIC as every function is (one pure, one
--- SECURITY INVOKER): nothing of okno's own objects changes, and the
+-- Functions, granted to PUBLIC as every function is (pure or SECURITY
+-- INVOKER), and a column of okno's own okno_delivery (at the end); the
 -- application's tables are neither read nor altered by the update.
 
 -- Where Citus distributes outbox, it is by an integer column bucket, a
@@ -396,18 +396,24 @@ $okno$;
 COMMENT ON FUNCTION @extschema@.okno_distribute_tables() IS
 'lay the application''s tables out on a Citus cluster, on the coordinator: actors and resources reference tables, bookings distributed by resource_id, idempotency by actor_id, outbox by bucket, a function of the event''s order key, so that one key''s events lie in one shard';
 
--- okno_distribute_own_tables() lays okno's own tables of keys out on a
--- Citus cluster, on the coordinator: okno_key distributed by request_key,
+-- okno_distribute_own_tables() lays okno's own tables out on a Citus
+-- cluster, on the coordinator: okno_key distributed by request_key,
 -- okno_key_tombstone a reference table (a copy on every node: every new
 -- request reads it, on the node it runs on), so that an operation's key
 -- and a key's tombstone are the cluster's instead of each node's (okno's
 -- lock of a key excludes requests on its own node only; the key's row in
--- its shard is then the arbiter), and okno_purge_horizon a reference table
--- too (okno_purge records it, okno_verify reads it, on any node).  PL/pgSQL, SECURITY INVOKER: Citus distributes a
--- table as its owner, and these are okno's, owned by the superuser that
--- installed okno, so a superuser (or that owner) calls it; it touches
--- okno's objects only.  A table already distributed so is left as it is.
--- okno's other tables stay each node's own.
+-- its shard is then the arbiter), okno_purge_horizon a reference table
+-- too (okno_purge records it, okno_verify reads it, on any node), and the
+-- named subscribers' tables: okno_subscriber a reference table (every
+-- writer reads it on its node), okno_delivery distributed by bucket with
+-- outbox (an event's rows of delivery state in its shard), which needs
+-- outbox distributed by bucket first (okno_distribute_tables()) and no
+-- named subscriber yet (a subscriber of one server keeps a snapshot of
+-- its copy, which means nothing on a cluster).  PL/pgSQL, SECURITY
+-- INVOKER: Citus distributes a table as its owner, and these are okno's,
+-- owned by the superuser that installed okno, so a superuser (or that
+-- owner) calls it; it touches okno's objects only.  A table already
+-- distributed so is left as it is.  okno_discarded stays each node's own.
 CREATE FUNCTION @extschema@.okno_distribute_own_tables()
 RETURNS TABLE (table_name text, layout text, action text)
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -415,9 +421,13 @@ SET search_path = pg_catalog, pg_temp
 AS $okno$
 #variable_conflict use_column
 DECLARE
-    names pg_catalog.text[] := ARRAY['okno_key', 'okno_key_tombstone', 'okno_purge_horizon'];
-    -- the column each is distributed by (NULL: a reference table)
-    columns pg_catalog.text[] := ARRAY['request_key', NULL, NULL];
+    names pg_catalog.text[] := ARRAY['okno_key', 'okno_key_tombstone', 'okno_purge_horizon',
+                                     'okno_subscriber', 'okno_delivery'];
+    -- the column each is distributed by (NULL: a reference table), and the
+    -- table it is colocated with (NULL: none)
+    columns pg_catalog.text[] := ARRAY['request_key', NULL, NULL, NULL, 'bucket'];
+    colocated pg_catalog.text[] := ARRAY[NULL, NULL, NULL, NULL, 'outbox'];
+    outbox_layout pg_catalog.text;
     want pg_catalog.text;
     schema_oid pg_catalog.oid;
     schema_name pg_catalog.text;
@@ -494,6 +504,26 @@ BEGIN
         cur := NULL;
         rel := NULL;
     END LOOP;
+    -- okno_delivery goes with outbox: an event's rows in its shard
+    IF todo[5] THEN
+        SELECT pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) INTO outbox_layout
+          FROM pg_catalog.pg_class AS c
+          JOIN pg_catalog.pg_dist_partition AS p ON p.logicalrelid OPERATOR(pg_catalog.=) c.oid
+         WHERE c.relname OPERATOR(pg_catalog.=) 'outbox' AND c.relnamespace OPERATOR(pg_catalog.=) schema_oid
+           AND p.partmethod OPERATOR(pg_catalog.=) 'h';
+        IF outbox_layout IS DISTINCT FROM 'bucket' THEN
+            problems := problems || pg_catalog.format(
+                'okno_delivery is distributed with outbox, by bucket, and %s.outbox is not distributed by bucket; fix: SELECT * FROM okno_distribute_tables() as outbox''s owner, then call okno_distribute_own_tables() again',
+                pg_catalog.quote_ident(schema_name));
+        END IF;
+    END IF;
+    IF todo[4] AND EXISTS (SELECT FROM @extschema@.okno_subscriber) THEN
+        problems := problems || pg_catalog.format(
+            'okno_subscriber has the subscribers %s, whose delivery state is one server''s (a snapshot of what each copied); fix: drain them, okno_unsubscribe() each, then call okno_distribute_own_tables() again and okno_subscribe() them',
+            (SELECT pg_catalog.string_agg(u.name, ', ' ORDER BY u.name) FROM @extschema@.okno_subscriber AS u));
+    ELSIF todo[5] AND EXISTS (SELECT FROM @extschema@.okno_delivery) THEN
+        problems := problems || 'okno_delivery has rows of subscribers that are gone; fix: TRUNCATE okno_delivery, then call okno_distribute_own_tables() again';
+    END IF;
     IF pg_catalog.cardinality(problems) OPERATOR(pg_catalog.>) 0 THEN
         RAISE EXCEPTION 'okno''s own tables in schema % cannot be distributed', pg_catalog.quote_ident(schema_name)
             USING ERRCODE = '55000',
@@ -512,7 +542,8 @@ BEGIN
                 PERFORM pg_catalog.create_reference_table(rels[i]::pg_catalog.regclass);
             ELSE
                 PERFORM pg_catalog.create_distributed_table(rels[i]::pg_catalog.regclass, columns[i],
-                                                            colocate_with => 'none');
+                                                            colocate_with => CASE WHEN colocated[i] IS NULL THEN 'none'
+                                                                ELSE pg_catalog.format('%I.%I', schema_name, colocated[i]) END);
             END IF;
             PERFORM pg_catalog.truncate_local_data_after_distributing_table(rels[i]::pg_catalog.regclass);
         END LOOP;
@@ -530,4 +561,13 @@ END
 $okno$;
 
 COMMENT ON FUNCTION @extschema@.okno_distribute_own_tables() IS
-'lay okno''s own tables of keys out on a Citus cluster, on the coordinator, as a superuser: okno_key distributed by request_key, okno_key_tombstone and okno_purge_horizon reference tables, so that operations'' keys, tombstones and the purge horizon are the cluster''s';
+'lay okno''s own tables out on a Citus cluster, on the coordinator, as a superuser: okno_key distributed by request_key, okno_delivery by bucket with outbox, okno_key_tombstone, okno_purge_horizon and okno_subscriber reference tables, so that operations'' keys, tombstones, the purge horizon and named subscribers are the cluster''s';
+
+-- Named subscribers on a Citus cluster (okno_distribute_own_tables()
+-- distributes okno_delivery by bucket with outbox): each row of delivery
+-- state carries its event's bucket, 0 on one server.  Distribution needs
+-- the column in every node's table, so it is added here, where every node
+-- runs it; okno_delivery is okno's own table.
+ALTER TABLE @extschema@.okno_delivery ADD COLUMN bucket integer NOT NULL DEFAULT 0;
+ALTER TABLE @extschema@.okno_delivery DROP CONSTRAINT okno_delivery_pkey,
+    ADD CONSTRAINT okno_delivery_pkey PRIMARY KEY (subscriber, event_id, bucket);

@@ -192,7 +192,11 @@ CREATE TABLE @extschema@.okno_delivery (
     last_error text,
     available_at timestamptz,
     parked_at timestamptz,
-    CONSTRAINT okno_delivery_pkey PRIMARY KEY (subscriber, event_id),
+    -- outbox's bucket of the event where Citus distributes outbox by
+    -- bucket (okno_distribute_own_tables() lays this table out with it),
+    -- 0 on one server
+    bucket integer NOT NULL DEFAULT 0,
+    CONSTRAINT okno_delivery_pkey PRIMARY KEY (subscriber, event_id, bucket),
     CONSTRAINT okno_delivery_attempts_check CHECK (attempts OPERATOR(pg_catalog.>=) 0)
 );
 -- the same partial indexes as outbox's, per subscriber: delivered rows
@@ -747,18 +751,24 @@ $okno$;
 COMMENT ON FUNCTION @extschema@.okno_distribute_tables() IS
 'lay the application''s tables out on a Citus cluster, on the coordinator: actors and resources reference tables, bookings distributed by resource_id, idempotency by actor_id, outbox by bucket, a function of the event''s order key, so that one key''s events lie in one shard';
 
--- okno_distribute_own_tables() lays okno's own tables of keys out on a
--- Citus cluster, on the coordinator: okno_key distributed by request_key,
+-- okno_distribute_own_tables() lays okno's own tables out on a Citus
+-- cluster, on the coordinator: okno_key distributed by request_key,
 -- okno_key_tombstone a reference table (a copy on every node: every new
 -- request reads it, on the node it runs on), so that an operation's key
 -- and a key's tombstone are the cluster's instead of each node's (okno's
 -- lock of a key excludes requests on its own node only; the key's row in
--- its shard is then the arbiter), and okno_purge_horizon a reference table
--- too (okno_purge records it, okno_verify reads it, on any node).  PL/pgSQL, SECURITY INVOKER: Citus distributes a
--- table as its owner, and these are okno's, owned by the superuser that
--- installed okno, so a superuser (or that owner) calls it; it touches
--- okno's objects only.  A table already distributed so is left as it is.
--- okno's other tables stay each node's own.
+-- its shard is then the arbiter), okno_purge_horizon a reference table
+-- too (okno_purge records it, okno_verify reads it, on any node), and the
+-- named subscribers' tables: okno_subscriber a reference table (every
+-- writer reads it on its node), okno_delivery distributed by bucket with
+-- outbox (an event's rows of delivery state in its shard), which needs
+-- outbox distributed by bucket first (okno_distribute_tables()) and no
+-- named subscriber yet (a subscriber of one server keeps a snapshot of
+-- its copy, which means nothing on a cluster).  PL/pgSQL, SECURITY
+-- INVOKER: Citus distributes a table as its owner, and these are okno's,
+-- owned by the superuser that installed okno, so a superuser (or that
+-- owner) calls it; it touches okno's objects only.  A table already
+-- distributed so is left as it is.  okno_discarded stays each node's own.
 CREATE FUNCTION @extschema@.okno_distribute_own_tables()
 RETURNS TABLE (table_name text, layout text, action text)
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -766,9 +776,13 @@ SET search_path = pg_catalog, pg_temp
 AS $okno$
 #variable_conflict use_column
 DECLARE
-    names pg_catalog.text[] := ARRAY['okno_key', 'okno_key_tombstone', 'okno_purge_horizon'];
-    -- the column each is distributed by (NULL: a reference table)
-    columns pg_catalog.text[] := ARRAY['request_key', NULL, NULL];
+    names pg_catalog.text[] := ARRAY['okno_key', 'okno_key_tombstone', 'okno_purge_horizon',
+                                     'okno_subscriber', 'okno_delivery'];
+    -- the column each is distributed by (NULL: a reference table), and the
+    -- table it is colocated with (NULL: none)
+    columns pg_catalog.text[] := ARRAY['request_key', NULL, NULL, NULL, 'bucket'];
+    colocated pg_catalog.text[] := ARRAY[NULL, NULL, NULL, NULL, 'outbox'];
+    outbox_layout pg_catalog.text;
     want pg_catalog.text;
     schema_oid pg_catalog.oid;
     schema_name pg_catalog.text;
@@ -845,6 +859,26 @@ BEGIN
         cur := NULL;
         rel := NULL;
     END LOOP;
+    -- okno_delivery goes with outbox: an event's rows in its shard
+    IF todo[5] THEN
+        SELECT pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) INTO outbox_layout
+          FROM pg_catalog.pg_class AS c
+          JOIN pg_catalog.pg_dist_partition AS p ON p.logicalrelid OPERATOR(pg_catalog.=) c.oid
+         WHERE c.relname OPERATOR(pg_catalog.=) 'outbox' AND c.relnamespace OPERATOR(pg_catalog.=) schema_oid
+           AND p.partmethod OPERATOR(pg_catalog.=) 'h';
+        IF outbox_layout IS DISTINCT FROM 'bucket' THEN
+            problems := problems || pg_catalog.format(
+                'okno_delivery is distributed with outbox, by bucket, and %s.outbox is not distributed by bucket; fix: SELECT * FROM okno_distribute_tables() as outbox''s owner, then call okno_distribute_own_tables() again',
+                pg_catalog.quote_ident(schema_name));
+        END IF;
+    END IF;
+    IF todo[4] AND EXISTS (SELECT FROM @extschema@.okno_subscriber) THEN
+        problems := problems || pg_catalog.format(
+            'okno_subscriber has the subscribers %s, whose delivery state is one server''s (a snapshot of what each copied); fix: drain them, okno_unsubscribe() each, then call okno_distribute_own_tables() again and okno_subscribe() them',
+            (SELECT pg_catalog.string_agg(u.name, ', ' ORDER BY u.name) FROM @extschema@.okno_subscriber AS u));
+    ELSIF todo[5] AND EXISTS (SELECT FROM @extschema@.okno_delivery) THEN
+        problems := problems || 'okno_delivery has rows of subscribers that are gone; fix: TRUNCATE okno_delivery, then call okno_distribute_own_tables() again';
+    END IF;
     IF pg_catalog.cardinality(problems) OPERATOR(pg_catalog.>) 0 THEN
         RAISE EXCEPTION 'okno''s own tables in schema % cannot be distributed', pg_catalog.quote_ident(schema_name)
             USING ERRCODE = '55000',
@@ -863,7 +897,8 @@ BEGIN
                 PERFORM pg_catalog.create_reference_table(rels[i]::pg_catalog.regclass);
             ELSE
                 PERFORM pg_catalog.create_distributed_table(rels[i]::pg_catalog.regclass, columns[i],
-                                                            colocate_with => 'none');
+                                                            colocate_with => CASE WHEN colocated[i] IS NULL THEN 'none'
+                                                                ELSE pg_catalog.format('%I.%I', schema_name, colocated[i]) END);
             END IF;
             PERFORM pg_catalog.truncate_local_data_after_distributing_table(rels[i]::pg_catalog.regclass);
         END LOOP;
@@ -881,7 +916,7 @@ END
 $okno$;
 
 COMMENT ON FUNCTION @extschema@.okno_distribute_own_tables() IS
-'lay okno''s own tables of keys out on a Citus cluster, on the coordinator, as a superuser: okno_key distributed by request_key, okno_key_tombstone and okno_purge_horizon reference tables, so that operations'' keys, tombstones and the purge horizon are the cluster''s';
+'lay okno''s own tables out on a Citus cluster, on the coordinator, as a superuser: okno_key distributed by request_key, okno_delivery by bucket with outbox, okno_key_tombstone, okno_purge_horizon and okno_subscriber reference tables, so that operations'' keys, tombstones, the purge horizon and named subscribers are the cluster''s';
 
 CREATE FUNCTION @extschema@.okno_purge(keys_older_than interval, delivered_older_than interval)
 RETURNS TABLE (keys_deleted bigint, events_deleted bigint)

@@ -197,6 +197,8 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
+	/* before any lock: a subscription may wait for the event's writer */
+	okno_fan_out_lock();
 
 	/* 5: replay, key_reused, concurrent_request, key_expired, or new */
 	request.key = key;

@@ -142,6 +142,8 @@ okno_cancel_booking(PG_FUNCTION_ARGS)
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
+	/* before any lock: a subscription may wait for the event's writer */
+	okno_fan_out_lock();
 
 	values[0] = Int64GetDatum(id);
 	values[1] = Int32GetDatum(actor);

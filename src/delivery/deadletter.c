@@ -95,25 +95,32 @@ okno_requeue_parked(PG_FUNCTION_ARGS)
 	if (okno_binding()->citus[OKNO_REL_OUTBOX])
 	{
 		/*
-		 * The default subscriber's only: shard by shard where outbox is
-		 * distributed by bucket (drain_buckets.c), as on one server where
-		 * it is in one shard
+		 * Shard by shard where outbox is distributed by bucket
+		 * (drain_buckets.c), the named subscribers' too where Citus has
+		 * them; the default subscriber's as on one server where outbox is
+		 * in one shard
 		 */
 		okno_require_outbox_buckets(okno_binding(), "okno_requeue_parked()");
 		if (chosen == &okno_named_routine)
 			okno_refuse_on_citus("okno_requeue_parked() with a subscriber");
 		if (okno_binding()->outbox_buckets)
-			n = okno_outbox_shards_exec(okno_bucket_routine.requeue_parked, values, nulls,
-										SPI_OK_UPDATE, "outbox bulk requeue");
+		{
+			if (all || chosen == &okno_bucket_routine)
+				n = okno_outbox_shards_exec(okno_bucket_routine.requeue_parked, values, nulls,
+											SPI_OK_UPDATE, "outbox bulk requeue");
+			if ((all && okno_named_on_citus()) || chosen == &okno_named_bucket_routine)
+				n += okno_outbox_shards_exec(okno_named_bucket_routine.requeue_parked, values,
+											 nulls, SPI_OK_UPDATE, "subscribers' bulk requeue");
+		}
 		else
 			n = okno_delivery_exec(&okno_one_shard_routine, okno_one_shard_routine.requeue_parked,
-								   values, nulls, false, SPI_OK_UPDATE, "outbox bulk requeue");
+								   values, nulls, 4, false, SPI_OK_UPDATE, "outbox bulk requeue");
 	}
 	else
 		for (i = 0; i < (int) lengthof(routines); i++)
 			if (all || routines[i] == chosen)
 				n += okno_delivery_exec(routines[i], routines[i]->requeue_parked, values, nulls,
-										false, SPI_OK_UPDATE, "outbox bulk requeue");
+										4, false, SPI_OK_UPDATE, "outbox bulk requeue");
 	okno_spi_finish();
 	okno_guard_end(&guard);
 
@@ -200,7 +207,7 @@ okno_discard(PG_FUNCTION_ARGS)
 	values[0] = UUIDPGetDatum(id);
 	nulls[0] = ' ';
 	r = okno_delivery_routine(subscriber, &values[1], &nulls[1]);
-	if (okno_delivery_exec(r, r->discard_lock, values, nulls, false, SPI_OK_SELECT,
+	if (okno_delivery_exec(r, r->discard_lock, values, nulls, 2, false, SPI_OK_SELECT,
 						   "outbox discard lock") == 0)
 	{
 		okno_spi_finish();
@@ -213,7 +220,7 @@ okno_discard(PG_FUNCTION_ARGS)
 	record_discard(id, subscriber, caller, now);
 	values[2] = TimestampTzGetDatum(now);
 	nulls[2] = ' ';
-	if (okno_delivery_exec(r, r->discard_done, values, nulls, false, SPI_OK_UPDATE,
+	if (okno_delivery_exec(r, r->discard_done, values, nulls, 3, false, SPI_OK_UPDATE,
 						   "outbox discard") != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -61,20 +61,25 @@
  * Row p of okno_delivery is due for the subscriber named by parameter s:
  * undelivered, not parked, not delayed, and no earlier event of its order
  * key undelivered (drain_subscriber.c's pick, wait.c's check), in plan
- * form F
+ * form F.  OKNO_SQL_DELIVERY_DUE_AT is the same at time now, with the
+ * earlier events looked for among those q_in restricts them to
+ * (drain_buckets.c's, where Citus has the named subscribers: a statement
+ * of one shard's buckets).
  */
-#define OKNO_SQL_DELIVERY_DUE(F, p, s) \
+#define OKNO_SQL_DELIVERY_DUE_AT(F, p, s, now, q_in) \
 	" " p ".subscriber OPERATOR(pg_catalog.=) " s \
 	" AND " p ".delivered_at IS NULL AND " p ".parked_at IS NULL" \
 	" AND (" p ".available_at IS NULL" \
-	"      OR " p ".available_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())" \
+	"      OR " p ".available_at OPERATOR(pg_catalog.<=) " now ")" \
 	" AND (" p ".first OR (SELECT q.event_id FROM %1$s.okno_delivery AS q" \
-	"   WHERE q.subscriber OPERATOR(pg_catalog.=) " s \
+	"   WHERE q.subscriber OPERATOR(pg_catalog.=) " s q_in \
 	"     AND q." F##_DELIVERY_KEY " OPERATOR(pg_catalog.=) " p "." F##_DELIVERY_KEY \
 	"     AND q.delivered_at IS NULL" \
 	"     AND q.event_id OPERATOR(pg_catalog.<>) " p ".event_id" \
 	"     AND" OKNO_SQL_EARLIER("q.event_id", p ".event_id") \
 	"   LIMIT 1) IS NULL)"
+#define OKNO_SQL_DELIVERY_DUE(F, p, s) \
+	OKNO_SQL_DELIVERY_DUE_AT(F, p, s, "pg_catalog.clock_timestamp()", "")
 
 /*
  * Event e was written by a transaction that snapshot cur sees finished and
@@ -149,8 +154,12 @@ typedef struct OknoDeliveryRoutine
 						  int32 max_events, int ncols);
 	/* write the missing row of an event handed out as it was copied */
 	bool		(*adopt) (Datum id, Datum subscriber);
-	/* the per-event statements' $2 for event id, instead of the subscriber */
+	/*
+	 * the event's bucket for event id: the per-event statements' $2
+	 * instead of the subscriber, or, with route_last, their last argument
+	 */
 	Datum		(*route) (Datum id);
+	bool		route_last;
 	OknoPlan   *lock;			/* attempts, parked: FOR UPDATE */
 	OknoPlan   *fail[OKNO_FAIL_NFORMS];	/* ($3 attempts, $4 error, $5
 										 * available_at, $6 parked_at) */
@@ -169,11 +178,12 @@ extern const OknoDeliveryRoutine okno_default_routine;
 extern const OknoDeliveryRoutine okno_named_routine;
 extern const OknoDeliveryRoutine okno_bucket_routine;
 extern const OknoDeliveryRoutine okno_one_shard_routine;
+extern const OknoDeliveryRoutine okno_named_bucket_routine;
 extern const OknoDeliveryRoutine *okno_delivery_routine(const char *subscriber,
 														Datum *arg, char *argnull);
 extern uint64 okno_delivery_exec(const OknoDeliveryRoutine *r, OknoPlan *plan,
-								 Datum *values, const char *nulls, bool adopt,
-								 int expected, const char *what);
+								 Datum *values, const char *nulls, int nvalues,
+								 bool adopt, int expected, const char *what);
 
 /* drain.c: the SQL drains; the group's init */
 extern void okno_delivery_init(void);
@@ -185,7 +195,9 @@ extern uint64 okno_drain_outbox_0_1(ReturnSetInfo *rsinfo);
 
 /* drain_buckets.c: the same where Citus distributes outbox by bucket */
 extern uint64 okno_drain_buckets(ReturnSetInfo *rsinfo, int32 max_events, int ncols);
-extern bool okno_buckets_due(void);
+extern uint64 okno_drain_named_buckets(ReturnSetInfo *rsinfo, const char *subscriber,
+									   int32 max_events, int ncols);
+extern bool okno_buckets_due(const char *subscriber);
 extern void okno_drain_forget_cursor(void);
 extern bool okno_drain_scan_start(pg_uuid_t *lower);
 

@@ -73,11 +73,12 @@ drain(FunctionCallInfo fcinfo, const char *fname, DrainOf of, int argno,
 	if (of == DRAIN_NAMED)
 	{
 		subscriber = okno_subscriber_named(fcinfo, argno, fname);
-		if (subscriber != NULL && okno_binding()->citus[OKNO_REL_OUTBOX])
-			okno_refuse_on_citus(psprintf("%s with a subscriber", fname));
 	}
 	okno_require_outbox_buckets(okno_binding(), fname);
 	r = okno_delivery_routine(subscriber, NULL, NULL);
+	/* named subscribers only where Citus has them too (fan_out.c) */
+	if (r == &okno_named_routine && okno_binding()->citus[OKNO_REL_OUTBOX])
+		okno_refuse_on_citus(psprintf("%s with a subscriber", fname));
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (of == DRAIN_0_1)

@@ -23,6 +23,12 @@
  * statements Citus runs locally; among each, the start turns from call to
  * call, so that no shard waits behind another's backlog.
  *
+ * A named subscriber's drain, where Citus has the named subscribers
+ * (okno_distribute_own_tables(): okno_delivery distributed by bucket with
+ * outbox, each event's rows written with it, outbox/fan_out.c), is the
+ * same walk over the same shards with a statement on okno_delivery,
+ * joined to outbox in the shard.
+ *
  * Where Citus keeps outbox in one shard (a distributed schema's table,
  * schema mode: README), the same drain runs on that one shard, each
  * statement without the bucket restriction (the table has no buckets):
@@ -111,6 +117,47 @@ static OknoPlan due_one_shard_plan = {
 };
 
 /*
+ * A named subscriber's drain of one shard, where Citus has the named
+ * subscribers (okno_delivery distributed by bucket with outbox, its rows
+ * written with each event: outbox/fan_out.c): the arguments above ($2
+ * unused) and the subscriber $5.  Every reference to either table carries
+ * the shard's buckets, so that Citus plans it as one task on the shard's
+ * node (docs/citus/SUBSCRIBERS.md); the rows handed out are marked
+ * delivered (one server deletes the rows of events that never failed:
+ * here a row is kept from its event's write to its purge).
+ */
+#define N_IN(e) " AND " e ".bucket OPERATOR(pg_catalog.=) ANY ($3)"
+#define NAMED_ARGS \
+	.nargs = 5, \
+	.argtypes = {INT4OID, UUIDOID, INT4ARRAYOID, TIMESTAMPTZOID, TEXTOID}, \
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+#define NAMED_PICK \
+	"SELECT p.bucket, p.event_id FROM %1$s.okno_delivery AS p" \
+	" WHERE" OKNO_SQL_DELIVERY_DUE_AT(OKNO_F_CURRENT, "p", "$5", "$4", N_IN("q")) N_IN("p") \
+	" ORDER BY p.event_id LIMIT $1 FOR UPDATE SKIP LOCKED"
+static OknoPlan drain_named_shard_plan = {
+	.sql =
+	"WITH p AS MATERIALIZED (" NAMED_PICK "),"
+	" d AS (UPDATE %1$s.okno_delivery AS o SET delivered_at = $4 FROM p"
+	"  WHERE o.subscriber OPERATOR(pg_catalog.=) $5" N_IN("o")
+	"    AND o.bucket OPERATOR(pg_catalog.=) p.bucket AND o.event_id OPERATOR(pg_catalog.=) p.event_id"
+	"  RETURNING o.bucket, o.event_id, o.attempts)"
+	" SELECT d.event_id, e.kind::pg_catalog.text AS kind, e.payload, d.attempts"
+	"   FROM d JOIN %1$s.outbox AS e"
+	"     ON e." OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) ANY ($3)"
+	"    AND e." OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) d.bucket"
+	"    AND e.id OPERATOR(pg_catalog.=) d.event_id"
+	"  ORDER BY d.event_id",
+	NAMED_ARGS
+};
+
+/* whether one shard has an event due for the subscriber (okno_wait's) */
+static OknoPlan due_named_shard_plan = {
+	.sql = NAMED_PICK,
+	NAMED_ARGS
+};
+
+/*
  * The statements of a shard for the layout: by bucket, or outbox in one
  * shard
  */
@@ -185,14 +232,16 @@ shard_of_call(const OknoOutboxShards *sh, int k)
 }
 
 /*
- * Run plan (drain_shard_plan or due_shard_plan) on one shard: at most max
- * events, due at time now; the rows are in SPI_tuptable.
+ * Run plan (a drain or a due check of a shard, above) on one shard: at
+ * most max events, due at time now, for subscriber (a text; the named
+ * subscribers' plans only); the rows are in SPI_tuptable.
  */
 static void
-run_shard(OknoPlan *plan, const OknoOutboxShard *shard, int32 max, TimestampTz now)
+run_shard(OknoPlan *plan, const OknoOutboxShard *shard, int32 max, TimestampTz now,
+		  Datum subscriber)
 {
 	pg_uuid_t	nil;
-	Datum		args[4];
+	Datum		args[5];
 	int			rc;
 
 	memset(&nil, 0, sizeof(nil));
@@ -200,21 +249,23 @@ run_shard(OknoPlan *plan, const OknoOutboxShard *shard, int32 max, TimestampTz n
 	args[1] = UUIDPGetDatum(&nil);
 	args[2] = shard->buckets;
 	args[3] = TimestampTzGetDatum(now);
+	args[4] = subscriber;
 	rc = SPI_execute_plan(okno_plan(plan), args, NULL, false, 0);
 	okno_check_spi(rc, SPI_OK_SELECT, "outbox of a shard");
 }
 
 /*
- * Drain up to max events of one shard at time now, appending them to
- * handed (of room for *n + max) in outcxt; returns how many.
+ * Drain up to max events of one shard with plan at time now (for
+ * subscriber, as run_shard), appending them to handed (of room for *n +
+ * max) in outcxt; returns how many.
  */
 static uint64
-drain_shard(const OknoOutboxShard *shard, int32 max, TimestampTz now,
-			Handed *handed, uint64 *n, int ncols, MemoryContext outcxt)
+drain_shard(OknoPlan *plan, const OknoOutboxShard *shard, int32 max, TimestampTz now,
+			Datum subscriber, Handed *handed, uint64 *n, int ncols, MemoryContext outcxt)
 {
 	uint64		i;
 
-	run_shard(shard_plan(&drain_shard_plan, &drain_one_shard_plan), shard, max, now);
+	run_shard(plan, shard, max, now, subscriber);
 
 	for (i = 0; i < SPI_processed; i++)
 	{
@@ -247,13 +298,17 @@ handed_cmp(const void *a, const void *b)
 }
 
 /*
- * Drain up to max_events due events into rsinfo's result set (made ready
- * by the caller) and return how many, shard by shard, as above.
+ * Drain up to max_events events due for subscriber (NULL: the default one)
+ * into rsinfo's result set (made ready by the caller) and return how many,
+ * shard by shard, as above.
  */
-uint64
-okno_drain_buckets(ReturnSetInfo *rsinfo, int32 max_events, int ncols)
+static uint64
+drain_buckets(ReturnSetInfo *rsinfo, const char *subscriber, int32 max_events, int ncols)
 {
 	MemoryContext outcxt = CurrentMemoryContext;
+	OknoPlan   *plan = subscriber != NULL ? &drain_named_shard_plan :
+		shard_plan(&drain_shard_plan, &drain_one_shard_plan);
+	Datum		name = subscriber != NULL ? CStringGetTextDatum(subscriber) : (Datum) 0;
 	TimestampTz now = GetCurrentTimestamp();
 	Handed	   *handed = palloc(sizeof(Handed) * max_events);
 	uint64		n = 0;
@@ -264,10 +319,12 @@ okno_drain_buckets(ReturnSetInfo *rsinfo, int32 max_events, int ncols)
 
 	okno_guard_begin(&guard);
 	okno_spi_connect();
+	if (subscriber != NULL)
+		okno_subscriber_check(subscriber);
 	sh = find_shards();
 	for (k = 0; k < sh->nshards && n < (uint64) max_events; k++)
-		drain_shard(shard_of_call(sh, k), max_events - (int32) n, now, handed, &n,
-					ncols, outcxt);
+		drain_shard(plan, shard_of_call(sh, k), max_events - (int32) n, now, name,
+					handed, &n, ncols, outcxt);
 	order.turn++;
 	okno_spi_finish();
 	okno_guard_end(&guard);
@@ -279,22 +336,41 @@ okno_drain_buckets(ReturnSetInfo *rsinfo, int32 max_events, int ncols)
 	return n;
 }
 
+/* the default subscriber's drain */
+uint64
+okno_drain_buckets(ReturnSetInfo *rsinfo, int32 max_events, int ncols)
+{
+	return drain_buckets(rsinfo, NULL, max_events, ncols);
+}
+
+/* a named subscriber's, where Citus has the named subscribers */
+uint64
+okno_drain_named_buckets(ReturnSetInfo *rsinfo, const char *subscriber, int32 max_events,
+						 int ncols)
+{
+	Assert(subscriber != NULL);
+	return drain_buckets(rsinfo, subscriber, max_events, ncols);
+}
+
 /*
- * Whether an event is due that no open drain holds, on any shard (for
- * okno_wait's check, in a transaction of its own that the caller ends).
- * The caller is connected to SPI.
+ * Whether an event is due for subscriber (NULL: the default one) that no
+ * open drain holds, on any shard (for okno_wait's check, in a transaction
+ * of its own that the caller ends).  The caller is connected to SPI.
  */
 bool
-okno_buckets_due(void)
+okno_buckets_due(const char *subscriber)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	const OknoOutboxShards *sh = find_shards();
+	OknoPlan   *plan = subscriber != NULL ? &due_named_shard_plan :
+		shard_plan(&due_shard_plan, &due_one_shard_plan);
+	Datum		name = subscriber != NULL ? CStringGetTextDatum(subscriber) : (Datum) 0;
 	int			k;
 
 	for (k = 0; k < sh->nshards; k++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		run_shard(shard_plan(&due_shard_plan, &due_one_shard_plan), shard_of_call(sh, k), 1, now);
+		run_shard(plan, shard_of_call(sh, k), 1, now, name);
 		if (SPI_processed > 0)
 			return true;
 	}

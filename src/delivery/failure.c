@@ -180,11 +180,12 @@ next_failed_state(int32 attempts, bool parked, text *error, Datum *values, char 
 
 /*
  * The fail statement's one row as the function's result, in the caller's
- * memory context cxt: the value of its one column, or (OKNO_FAIL_COLUMNS)
- * its columns as a tuple of desc.
+ * memory context cxt: the value of its one column (a row), or its columns
+ * as a tuple of desc, each attribute of desc taken from the column of its
+ * name (none: NULL).
  */
 static Datum
-failure_result(OknoFailForm form, TupleDesc desc, MemoryContext cxt)
+failure_result(TupleDesc desc, MemoryContext cxt)
 {
 	HeapTuple	row = SPI_tuptable->vals[0];
 	TupleDesc	rowdesc = SPI_tuptable->tupdesc;
@@ -193,20 +194,34 @@ failure_result(OknoFailForm form, TupleDesc desc, MemoryContext cxt)
 	bool		isnull;
 	Datum	   *cols;
 	bool	   *colnulls;
+	int			i;
 
-	if (form != OKNO_FAIL_COLUMNS)
+	if (rowdesc->natts == 1)
 	{
 		result = SPI_getbinval(row, rowdesc, 1, &isnull);
 		if (isnull)
 			elog(ERROR, "outbox failure update returned no row");
 		return SPI_datumTransfer(result, false, -1);
 	}
-	if (rowdesc->natts != desc->natts)
-		elog(ERROR, "outbox failure update returned %d columns", rowdesc->natts);
 	oldcxt = MemoryContextSwitchTo(cxt);
 	cols = palloc(desc->natts * sizeof(Datum));
 	colnulls = palloc(desc->natts * sizeof(bool));
-	heap_deform_tuple(row, rowdesc, cols, colnulls);
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		int			col = att->attisdropped ? SPI_ERROR_NOATTRIBUTE :
+			SPI_fnumber(rowdesc, NameStr(att->attname));
+
+		colnulls[i] = true;
+		cols[i] = (Datum) 0;
+		if (col > 0)
+		{
+			if (TupleDescAttr(rowdesc, col - 1)->atttypid != att->atttypid)
+				elog(ERROR, "outbox failure update returned column \"%s\" of another type",
+					 NameStr(att->attname));
+			cols[i] = SPI_getbinval(row, rowdesc, col, &colnulls[i]);
+		}
+	}
 	result = HeapTupleGetDatum(heap_form_tuple(desc, cols, colnulls));
 	MemoryContextSwitchTo(oldcxt);
 	return result;
@@ -226,12 +241,9 @@ record_failure(FunctionCallInfo fcinfo, OknoFailForm form)
 	MemoryContext cxt = CurrentMemoryContext;
 	TupleDesc	desc = NULL;
 
-	if (form == OKNO_FAIL_COLUMNS)
-	{
-		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-			elog(ERROR, "okno_record_failure() must return a composite type");
-		desc = BlessTupleDesc(desc);
-	}
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "okno_record_failure() must return a composite type");
+	desc = BlessTupleDesc(desc);
 	okno_require_arg(fcinfo, 1, "error", ERRCODE_NULL_VALUE_NOT_ALLOWED,
 					 "Describe the failure, for example \"exit status 1\".");
 	error = PG_GETARG_TEXT_PP(1);
@@ -245,7 +257,7 @@ record_failure(FunctionCallInfo fcinfo, OknoFailForm form)
 	r = okno_delivery_routine(PG_NARGS() > 2 ?
 							  okno_subscriber_of(fcinfo, 2, "okno_record_failure()") : NULL,
 							  &values[1], &nulls[1]);
-	if (okno_delivery_exec(r, r->lock, values, nulls, true, SPI_OK_SELECT,
+	if (okno_delivery_exec(r, r->lock, values, nulls, 2, true, SPI_OK_SELECT,
 						   "outbox event lock") == 0)
 		okno_error_event_missing(DatumGetCString(DirectFunctionCall1(uuid_out,
 																	 UUIDPGetDatum(id))));
@@ -255,10 +267,10 @@ record_failure(FunctionCallInfo fcinfo, OknoFailForm form)
 												 SPI_tuptable->tupdesc, 2, &isnull)),
 					  error, values, nulls);
 	Assert(r->fail[form] != NULL);
-	if (okno_delivery_exec(r, r->fail[form], values, nulls, false,
+	if (okno_delivery_exec(r, r->fail[form], values, nulls, 6, false,
 						   SPI_OK_UPDATE_RETURNING, "outbox failure update") != 1)
 		elog(ERROR, "outbox failure update changed " UINT64_FORMAT " rows", SPI_processed);
-	result = failure_result(form, desc, cxt);
+	result = failure_result(desc, cxt);
 	okno_drain_forget_cursor();
 
 	okno_spi_finish();
@@ -290,7 +302,7 @@ update_event(FunctionCallInfo fcinfo, const char *fname, bool release)
 	nulls[0] = ' ';
 	r = okno_delivery_routine(PG_NARGS() > 1 ? okno_subscriber_of(fcinfo, 1, fname) : NULL,
 							  &values[1], &nulls[1]);
-	changed = okno_delivery_exec(r, release ? r->release : r->requeue, values, nulls,
+	changed = okno_delivery_exec(r, release ? r->release : r->requeue, values, nulls, 2,
 								 release, SPI_OK_UPDATE,
 								 release ? "outbox release" : "outbox requeue") > 0;
 	okno_spi_finish();

@@ -25,7 +25,10 @@
  * the event's bucket as $2 (looked up by its route), so that Citus sends
  * each to the event's shard: an id alone names no shard there.  Where
  * Citus keeps outbox in one shard, a fourth: the default one's statements
- * with the drain of drain_buckets.c.
+ * with the drain of drain_buckets.c.  Where Citus has the named
+ * subscribers too (okno_delivery distributed by bucket with outbox), a
+ * fifth: a named one's statements with the event's bucket as their $7, and
+ * its drain shard by shard (drain_buckets.c).
  *
  * Copyright (c) 2026, the okno authors
  *
@@ -69,6 +72,21 @@
 #define DELIVERY_EVENT	"e"
 #define DELIVERY_ROW \
 	"s.event_id OPERATOR(pg_catalog.=) $1 AND s.subscriber OPERATOR(pg_catalog.=) $2"
+
+/*
+ * A named subscriber's state where Citus has the subscribers (outbox and
+ * okno_delivery distributed by bucket, colocated): its row in the event's
+ * bucket, which every statement takes as $7 (looked up first by
+ * route_bucket; the statements with fewer arguments leave those between
+ * unused), so that Citus sends each statement to the event's shard
+ */
+#define NAMED_BUCKET_TABLE	DELIVERY_TABLE
+#define NAMED_BUCKET_FROM \
+	"%1$s.okno_delivery AS s JOIN %1$s.outbox AS e" \
+	" ON e." OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) $7" \
+	" AND e.id OPERATOR(pg_catalog.=) s.event_id"
+#define NAMED_BUCKET_EVENT	DELIVERY_EVENT
+#define NAMED_BUCKET_ROW	DELIVERY_ROW " AND s.bucket OPERATOR(pg_catalog.=) $7"
 
 /* the state's attempts and whether it is parked, locked ($1, $2) */
 #define SQL_LOCK(K) \
@@ -123,15 +141,19 @@
  * value of the table's row type as it is stored, so it matches the
  * function's result type even after a column of outbox was dropped),
  * okno's columns of it (0.6.0's OUT parameters), or, called with
- * "default", the state as a row of okno_delivery.
+ * "default", the state as the columns of a row of okno_delivery, named as
+ * its columns are (failure.c forms the row by name: an okno_delivery of an
+ * okno not yet updated to 0.8.0 has no bucket).
  */
 #define OUTBOX_COLUMNS \
 	"s.id, s.kind::pg_catalog.text, s.payload, s.created_at, s.delivered_at," \
 	" s.attempts, s.last_error, s.available_at, s.parked_at, s.created_xid"
-#define OUTBOX_AS_DELIVERY(F) \
-	"ROW('default', s.id, " F##_STORED_KEY("s") "," \
-	" s.kind OPERATOR(pg_catalog.=) 'booking_created', s.delivered_at, s.attempts," \
-	" s.last_error, s.available_at, s.parked_at)::%1$s.okno_delivery"
+#define OUTBOX_AS_DELIVERY_IN(F, bucket) \
+	"'default'::pg_catalog.text AS subscriber, s.id AS event_id," \
+	" " F##_STORED_KEY("s") " AS " F##_DELIVERY_KEY "," \
+	" s.kind OPERATOR(pg_catalog.=) 'booking_created' AS first, s.delivered_at, s.attempts," \
+	" s.last_error, s.available_at, s.parked_at, " bucket " AS bucket"
+#define OUTBOX_AS_DELIVERY(F) OUTBOX_AS_DELIVERY_IN(F, "0")
 
 static OknoPlan outbox_lock = {.sql = SQL_LOCK(OUTBOX), EVENT_ARGS};
 static OknoPlan outbox_fail_row = {.sql = SQL_FAIL(OUTBOX, "s"), FAIL_ARGS};
@@ -201,7 +223,7 @@ static OknoPlan bucket_lock = {.sql = SQL_LOCK(BUCKET), BUCKET_ARGS(2)};
 static OknoPlan bucket_fail_row = {.sql = SQL_FAIL(BUCKET, "s"), BUCKET_FAIL_ARGS};
 static OknoPlan bucket_fail_columns = {.sql = SQL_FAIL(BUCKET, OUTBOX_COLUMNS), BUCKET_FAIL_ARGS};
 static OknoPlan bucket_fail_delivery = {
-	.sql = SQL_FAIL(BUCKET, OUTBOX_AS_DELIVERY(OKNO_F_CURRENT)),
+	.sql = SQL_FAIL(BUCKET, OUTBOX_AS_DELIVERY_IN(OKNO_F_CURRENT, "s." OKNO_OUTBOX_BUCKET_COLUMN)),
 	BUCKET_FAIL_ARGS
 };
 static OknoPlan bucket_release = {.sql = SQL_RELEASE(BUCKET), BUCKET_ARGS(2)};
@@ -215,6 +237,31 @@ static OknoPlan bucket_of_event = {
 	.nargs = 1,
 	.argtypes = {UUIDOID},
 	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+};
+
+/*
+ * A named subscriber's per-event statements where Citus has the
+ * subscribers: the event's bucket is $7 (okno_delivery_exec puts it
+ * there), each planned for its call, as the default subscriber's above
+ */
+#define NAMED_BUCKET_ARGS(...) \
+	.nargs = 7, .argtypes = {UUIDOID, TEXTOID, __VA_ARGS__, INT4OID}, \
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
+#define NAMED_BUCKET_EVENT_ARGS NAMED_BUCKET_ARGS(INT4OID, INT4OID, INT4OID, INT4OID)
+static OknoPlan named_bucket_lock = {.sql = SQL_LOCK(NAMED_BUCKET), NAMED_BUCKET_EVENT_ARGS};
+static OknoPlan named_bucket_fail = {
+	.sql = SQL_FAIL(NAMED_BUCKET, "s"),
+	NAMED_BUCKET_ARGS(INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID)
+};
+static OknoPlan named_bucket_release = {.sql = SQL_RELEASE(NAMED_BUCKET), NAMED_BUCKET_EVENT_ARGS};
+static OknoPlan named_bucket_requeue = {.sql = SQL_REQUEUE(NAMED_BUCKET), NAMED_BUCKET_EVENT_ARGS};
+static OknoPlan named_bucket_discard_lock = {
+	.sql = SQL_DISCARD_LOCK(NAMED_BUCKET),
+	NAMED_BUCKET_EVENT_ARGS
+};
+static OknoPlan named_bucket_discard_done = {
+	.sql = SQL_DISCARD_DONE(NAMED_BUCKET),
+	NAMED_BUCKET_ARGS(TIMESTAMPTZOID, INT4OID, INT4OID, INT4OID)
 };
 
 static OknoPlan delivery_lock = {.sql = SQL_LOCK(DELIVERY), EVENT_ARGS};
@@ -233,23 +280,38 @@ static OknoPlan delivery_next_due = {
 	.argtypes = {TEXTOID}
 };
 
-/* the same for the subscribers' states ($4: one subscriber, or NULL: all) */
+/*
+ * the same for the subscribers' states ($4: one subscriber, or NULL: all);
+ * in(e) restricts row e of okno_delivery or outbox to one shard's buckets
+ */
+#define SQL_DELIVERY_REQUEUE_PARKED(in) \
+	"WITH picked AS (" \
+	" SELECT s.subscriber, s.event_id, s.bucket FROM %1$s.okno_delivery AS s" \
+	"   JOIN %1$s.outbox AS e ON e.id OPERATOR(pg_catalog.=) s.event_id" in("e") \
+	"  WHERE s.parked_at IS NOT NULL AND s.delivered_at IS NULL" in("s") \
+	"    AND ($4::pg_catalog.text IS NULL OR s.subscriber OPERATOR(pg_catalog.=) $4)" \
+	"    AND ($1::pg_catalog.text IS NULL OR e.kind::pg_catalog.text OPERATOR(pg_catalog.=) $1)" \
+	"    AND ($2::pg_catalog.text IS NULL OR s.last_error OPERATOR(pg_catalog.~~) $2)" \
+	"    AND ($3::pg_catalog.timestamptz IS NULL OR s.parked_at OPERATOR(pg_catalog.<) $3)" \
+	"  ORDER BY s.event_id, s.subscriber FOR UPDATE OF s)" \
+	" UPDATE %1$s.okno_delivery AS s SET parked_at = NULL, attempts = 0, available_at = NULL" \
+	"  FROM picked WHERE s.subscriber OPERATOR(pg_catalog.=) picked.subscriber" \
+	"   AND s.event_id OPERATOR(pg_catalog.=) picked.event_id" \
+	"   AND s.bucket OPERATOR(pg_catalog.=) picked.bucket" in("s")
+#define ONE_SERVER(e) ""
+#define SHARD_BUCKETS(e) " AND " e ".bucket OPERATOR(pg_catalog.=) ANY ($5)"
 static OknoPlan delivery_requeue_parked = {
-	.sql =
-	"WITH picked AS ("
-	" SELECT s.subscriber, s.event_id FROM %1$s.okno_delivery AS s"
-	"   JOIN %1$s.outbox AS e ON e.id OPERATOR(pg_catalog.=) s.event_id"
-	"  WHERE s.parked_at IS NOT NULL AND s.delivered_at IS NULL"
-	"    AND ($4::pg_catalog.text IS NULL OR s.subscriber OPERATOR(pg_catalog.=) $4)"
-	"    AND ($1::pg_catalog.text IS NULL OR e.kind::pg_catalog.text OPERATOR(pg_catalog.=) $1)"
-	"    AND ($2::pg_catalog.text IS NULL OR s.last_error OPERATOR(pg_catalog.~~) $2)"
-	"    AND ($3::pg_catalog.timestamptz IS NULL OR s.parked_at OPERATOR(pg_catalog.<) $3)"
-	"  ORDER BY s.event_id, s.subscriber FOR UPDATE OF s)"
-	" UPDATE %1$s.okno_delivery AS s SET parked_at = NULL, attempts = 0, available_at = NULL"
-	"  FROM picked WHERE s.subscriber OPERATOR(pg_catalog.=) picked.subscriber"
-	"   AND s.event_id OPERATOR(pg_catalog.=) picked.event_id",
+	.sql = SQL_DELIVERY_REQUEUE_PARKED(ONE_SERVER),
 	.nargs = 4,
 	.argtypes = {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
+};
+
+/* of one shard's buckets ($5), as bucket_requeue_parked */
+static OknoPlan named_bucket_requeue_parked = {
+	.sql = SQL_DELIVERY_REQUEUE_PARKED(SHARD_BUCKETS),
+	.nargs = 5,
+	.argtypes = {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID, INT4ARRAYOID},
+	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
 };
 
 /*
@@ -273,7 +335,7 @@ static OknoPlan delivery_requeue_parked = {
 	"    AND (e.created_xid IS NULL" \
 	"         OR pg_catalog.pg_visible_in_snapshot(e.created_xid, u.copied_snapshot))" \
 	"    FOR KEY SHARE OF u" \
-	" ON CONFLICT (subscriber, event_id) DO NOTHING"
+	" ON CONFLICT DO NOTHING"
 
 static OknoPlan delivered_row_plan = {
 	OKNO_PLAN_FORMS(SQL_DELIVERED_ROW),
@@ -319,7 +381,18 @@ drain_buckets(ReturnSetInfo *rsinfo, const char *subscriber pg_attribute_unused(
 }
 
 /*
- * The bucket of event id, for the bucket routine's statements ($2); an
+ * A named subscriber's drain where Citus has the subscribers: shard by
+ * shard, as the default one's (drain_buckets.c)
+ */
+static uint64
+drain_named_buckets(ReturnSetInfo *rsinfo, const char *subscriber, int32 max_events,
+					int ncols)
+{
+	return okno_drain_named_buckets(rsinfo, subscriber, max_events, ncols);
+}
+
+/*
+ * The bucket of event id, for the bucket routines' statements; an
  * event that does not exist is looked for in bucket 0, where it is not
  * either.
  */
@@ -383,6 +456,27 @@ const OknoDeliveryRoutine okno_bucket_routine = {
 	.next_due = &outbox_next_due
 };
 
+/*
+ * Where Citus has the named subscribers: their statements with the event's
+ * bucket as $7 (route_last); no adopting, as every row is written with its
+ * event (outbox/fan_out.c)
+ */
+const OknoDeliveryRoutine okno_named_bucket_routine = {
+	.table = NAMED_BUCKET_TABLE,
+	.drain = drain_named_buckets,
+	.adopt = NULL,
+	.route = route_bucket,
+	.route_last = true,
+	.lock = &named_bucket_lock,
+	.fail = {NULL, NULL, &named_bucket_fail},
+	.release = &named_bucket_release,
+	.requeue = &named_bucket_requeue,
+	.requeue_parked = &named_bucket_requeue_parked,	/* per shard */
+	.discard_lock = &named_bucket_discard_lock,
+	.discard_done = &named_bucket_discard_done,
+	.next_due = &delivery_next_due
+};
+
 const OknoDeliveryRoutine okno_named_routine = {
 	.table = DELIVERY_TABLE,
 	.drain = okno_drain_subscriber,
@@ -411,7 +505,7 @@ okno_delivery_routine(const char *subscriber, Datum *arg, char *argnull)
 		*argnull = subscriber != NULL ? ' ' : 'n';
 	}
 	if (subscriber != NULL)
-		return &okno_named_routine;
+		return okno_named_on_citus() ? &okno_named_bucket_routine : &okno_named_routine;
 	if (okno_binding()->outbox_buckets)
 		return &okno_bucket_routine;
 	if (okno_binding()->outbox_one_shard)
@@ -420,31 +514,37 @@ okno_delivery_routine(const char *subscriber, Datum *arg, char *argnull)
 }
 
 /*
- * Run statement plan of routine r (one of its per-event ones) with values
- * and nulls, expecting SPI code expected; the rows it processed.  With
- * adopt, an event the subscriber was handed as its drain copied it, which
- * has no row of its own yet, gets one (delivered) and the statement runs
- * again.  The caller is connected to SPI.
+ * Run statement plan of routine r (one of its per-event ones) with the
+ * nvalues values and nulls, expecting SPI code expected; the rows it
+ * processed.  With adopt, an event the subscriber was handed as its drain
+ * copied it, which has no row of its own yet, gets one (delivered) and the
+ * statement runs again.  The caller is connected to SPI.
  */
 uint64
 okno_delivery_exec(const OknoDeliveryRoutine *r, OknoPlan *plan, Datum *values,
-				   const char *nulls, bool adopt, int expected, const char *what)
+				   const char *nulls, int nvalues, bool adopt, int expected,
+				   const char *what)
 {
 	int			rc;
 	Datum		routed[8];
 	char		routed_nulls[8];
 
-	/* ($2 the event's bucket: a copy of the arguments, the caller's stay) */
+	/*
+	 * the event's bucket as $2, or as the last argument after NULLs (a copy
+	 * of the arguments: the caller's stay)
+	 */
 	if (r->route != NULL)
 	{
-		Assert(plan->nargs <= (int) lengthof(routed));
-		memcpy(routed, values, plan->nargs * sizeof(Datum));
+		Assert(plan->nargs <= (int) lengthof(routed) && nvalues <= plan->nargs);
+		memset(routed_nulls, 'n', sizeof(routed_nulls));
+		memset(routed, 0, sizeof(routed));
+		memcpy(routed, values, nvalues * sizeof(Datum));
 		if (nulls != NULL)
-			memcpy(routed_nulls, nulls, plan->nargs);
+			memcpy(routed_nulls, nulls, nvalues);
 		else
-			memset(routed_nulls, ' ', plan->nargs);
-		routed[1] = r->route(values[0]);
-		routed_nulls[1] = ' ';
+			memset(routed_nulls, ' ', nvalues);
+		routed[r->route_last ? plan->nargs - 1 : 1] = r->route(values[0]);
+		routed_nulls[r->route_last ? plan->nargs - 1 : 1] = ' ';
 		values = routed;
 		nulls = routed_nulls;
 	}

@@ -42,6 +42,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/transam.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
@@ -282,8 +283,64 @@ static OknoPlan unsubscribe_state_plan = {
 	.argtypes = {TEXTOID}
 };
 
+/*
+ * Where Citus has the named subscribers (outbox/fan_out.c): the list
+ * locked on every node (Citus sends LOCK TABLE to each) against the
+ * writers' share of it, until the end of the transaction
+ */
+static OknoPlan cluster_lock_plan = {
+	.sql = "LOCK TABLE %1$s.okno_subscriber IN EXCLUSIVE MODE",
+	.nargs = 0
+};
+
+/*
+ * the rows a subscription of this name may have left (a writer's rows
+ * still being committed on their node when it was removed)
+ */
+static OknoPlan cluster_leftovers_plan = {
+	.sql = "DELETE FROM %1$s.okno_delivery WHERE subscriber OPERATOR(pg_catalog.=) $1",
+	.nargs = 1,
+	.argtypes = {TEXTOID}
+};
+
 PG_FUNCTION_INFO_V1(okno_subscribe);
 PG_FUNCTION_INFO_V1(okno_unsubscribe);
+
+/*
+ * Whether the subscribers are Citus's (outbox/fan_out.c): true where Citus
+ * distributes outbox by bucket and has okno_delivery with it; false on one
+ * server.  Elsewhere on a cluster (outbox in one shard, or okno's own
+ * tables not laid out) fname is refused.
+ */
+static bool
+cluster_subscribers(const char *fname)
+{
+	const OknoBinding *b;
+
+	if (okno_application_tables_absent())
+		return false;
+	b = okno_binding();
+	if (!b->citus[OKNO_REL_OUTBOX])
+		return false;
+	if (b->outbox_buckets && !okno_named_on_citus())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s needs okno's own tables laid out on the Citus cluster", fname),
+				 errdetail("Named subscribers' delivery state is written with each event into okno_delivery, distributed with outbox; okno_delivery is this node's own table."),
+				 errhint("Call SELECT * FROM okno_distribute_own_tables() on the coordinator as a superuser, then %s again.", fname)));
+	if (!b->outbox_buckets)
+		okno_refuse_on_citus(fname);
+	return true;
+}
+
+/* the list locked on every node, where Citus has the subscribers */
+static void
+lock_cluster_list(void)
+{
+	int			rc = SPI_execute_plan(okno_plan(&cluster_lock_plan), NULL, NULL, false, 0);
+
+	okno_check_spi(rc, SPI_OK_UTILITY, "subscribers' lock");
+}
 
 /* the subscriber argument of okno_subscribe and okno_unsubscribe */
 static char *
@@ -306,31 +363,42 @@ okno_subscribe(PG_FUNCTION_ARGS)
 	Datum		values[3];
 	int			rc;
 	bool		added;
+	bool		cluster;
 	OknoGuard	guard;
 
 	if (strcmp(name, OKNO_DEFAULT_SUBSCRIBER) == 0)
 		PG_RETURN_BOOL(false);
 	PreventCommandIfReadOnly("okno_subscribe()");
-	/* a named subscriber's copy reads the writers' transaction ids: one node's */
-	if (!okno_application_tables_absent() && okno_binding()->citus[OKNO_REL_OUTBOX])
-		okno_refuse_on_citus("okno_subscribe()");
+	cluster = cluster_subscribers("okno_subscribe()");
 
 	/*
 	 * No drain of the default subscriber may forget an event while this
 	 * transaction is open (see the top), and the snapshot stored is taken
-	 * after that, whatever the isolation level.
+	 * after that, whatever the isolation level.  On a cluster the snapshot
+	 * and the system are placeholders (the events are not copied there:
+	 * outbox/fan_out.c), and no writer may read the list meanwhile.
 	 */
-	LockRelationOid(subscriber_table(), ExclusiveLock);
+	if (!cluster)
+		LockRelationOid(subscriber_table(), ExclusiveLock);
 
 	values[0] = CStringGetTextDatum(name);
-	values[1] = TimestampTzGetDatum(oldest_open_transaction());
-	values[2] = Int64GetDatum((int64) GetSystemIdentifier());
+	values[1] = TimestampTzGetDatum(cluster ? GetCurrentTransactionStartTimestamp() :
+									oldest_open_transaction());
+	values[2] = Int64GetDatum(cluster ? 0 : (int64) GetSystemIdentifier());
 	okno_guard_begin(&guard);
 	okno_spi_connect();
+	if (cluster)
+		lock_cluster_list();
 	rc = SPI_execute_snapshot(okno_plan(&subscribe_plan), values, NULL,
 							  GetLatestSnapshot(), InvalidSnapshot, false, false, 0);
 	okno_check_spi(rc, SPI_OK_INSERT, "subscriber insert");
 	added = (SPI_processed == 1);
+	if (added && cluster)
+	{
+		rc = SPI_execute_snapshot(okno_plan(&cluster_leftovers_plan), values, NULL,
+								  GetLatestSnapshot(), InvalidSnapshot, false, false, 0);
+		okno_check_spi(rc, SPI_OK_DELETE, "subscriber leftovers delete");
+	}
 	okno_spi_finish();
 	okno_guard_end(&guard);
 	PG_RETURN_BOOL(added);
@@ -349,6 +417,7 @@ okno_unsubscribe(PG_FUNCTION_ARGS)
 	Datum		value;
 	int			rc;
 	bool		removed;
+	bool		cluster;
 	OknoGuard	guard;
 
 	if (strcmp(name, OKNO_DEFAULT_SUBSCRIBER) == 0)
@@ -358,10 +427,14 @@ okno_unsubscribe(PG_FUNCTION_ARGS)
 				 errdetail("Its delivery state is the outbox's own (delivered_at, attempts, parked_at)."),
 				 errhint("Remove a subscriber added with okno_subscribe().")));
 	PreventCommandIfReadOnly("okno_unsubscribe()");
+	cluster = cluster_subscribers("okno_unsubscribe()");
 
 	value = CStringGetTextDatum(name);
 	okno_guard_begin(&guard);
 	okno_spi_connect();
+	/* on a cluster: no writer reads the list until this commits */
+	if (cluster)
+		lock_cluster_list();
 	rc = SPI_execute_plan(okno_plan(&unsubscribe_plan), &value, NULL, false, 0);
 	okno_check_spi(rc, SPI_OK_DELETE, "subscriber delete");
 	removed = (SPI_processed > 0);

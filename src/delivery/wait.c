@@ -303,7 +303,19 @@ check_outbox(const WaitFor *who, TimestampTz *next_due)
 	/* within the check's transaction: its end restores nothing of ours */
 	okno_guard_begin(&guard);
 
-	if (who->argnull != 'n')
+	/*
+	 * Where Citus distributes outbox by bucket, shard by shard, or keeps it
+	 * in one shard (drain_buckets.c), for the default subscriber or a named
+	 * one (its rows are written with each event there: nothing to copy).
+	 * A commit wakes this wait only when it ran through this node; events
+	 * written through another node are found at the next check (the
+	 * timeout).
+	 */
+	if (okno_binding()->outbox_buckets || okno_binding()->outbox_one_shard)
+		state = okno_buckets_due(who->argnull != 'n' ? TextDatumGetCString(who->arg) : NULL) ?
+			OUTBOX_DUE : OUTBOX_IDLE;
+
+	else if (who->argnull != 'n')
 	{
 		/* a subscriber's own rows, then what it has not copied */
 		state = scan_due(&subscriber_due_plan, who->arg);
@@ -315,15 +327,6 @@ check_outbox(const WaitFor *who, TimestampTz *next_due)
 				state = copy;
 		}
 	}
-
-	/*
-	 * Where Citus distributes outbox by bucket, shard by shard, or keeps it
-	 * in one shard (drain_buckets.c).  A commit wakes this wait only when
-	 * it ran through this node; events written through another node are
-	 * found at the next check (the timeout).
-	 */
-	else if (okno_binding()->outbox_buckets || okno_binding()->outbox_one_shard)
-		state = okno_buckets_due() ? OUTBOX_DUE : OUTBOX_IDLE;
 
 	/*
 	 * The default subscriber: from where this backend's next drain would
@@ -509,7 +512,8 @@ okno_wait(PG_FUNCTION_ARGS)
 	who.routine = okno_delivery_routine(PG_NARGS() > 2 ?
 										okno_subscriber_of(fcinfo, 2, "okno_wait()") : NULL,
 										&who.arg, &who.argnull);
-	if (who.argnull != 'n' && okno_binding()->citus[OKNO_REL_OUTBOX])
+	if (who.argnull != 'n' && okno_binding()->citus[OKNO_REL_OUTBOX] &&
+		who.routine != &okno_named_bucket_routine)
 		okno_refuse_on_citus("okno_wait() with a subscriber");
 	okno_require_outbox_buckets(okno_binding(), "okno_wait()");
 

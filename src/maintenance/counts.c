@@ -184,6 +184,46 @@ static OknoPlan subscriber_counts_buckets_plan = {
 	.cursor_options = CURSOR_OPT_CUSTOM_PLAN
 };
 
+/*
+ * The named subscribers' counts where Citus has them (outbox/fan_out.c:
+ * every event's rows are written with it, so nothing is left to copy),
+ * by name, after the default one's: the held-back probe within the row's
+ * bucket, so that Citus runs it on each shard
+ */
+static OknoPlan named_counts_buckets_plan = {
+	.sql =
+	"SELECT u.name, u.subscribed_at,"
+	"       COALESCE(d.pending, 0), COALESCE(d.due_now, 0),"
+	"       COALESCE(d.pending OPERATOR(pg_catalog.-) d.due_now OPERATOR(pg_catalog.-) d.held_back, 0),"
+	"       COALESCE(d.parked, 0), COALESCE(d.held_back, 0), 0::pg_catalog.int8,"
+	"       pg_catalog.now() OPERATOR(pg_catalog.-) d.oldest, NULL::pg_catalog.timestamptz"
+	"  FROM %1$s.okno_subscriber AS u"
+	"  LEFT JOIN (SELECT x.subscriber,"
+	"                    pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL) AS pending,"
+	"                    pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL AND NOT x.held"
+	"                        AND (x.available_at IS NULL"
+	"                             OR x.available_at OPERATOR(pg_catalog.<=) pg_catalog.now())) AS due_now,"
+	"                    pg_catalog.count(*) FILTER (WHERE x.parked_at IS NULL AND x.held) AS held_back,"
+	"                    pg_catalog.count(*) FILTER (WHERE x.parked_at IS NOT NULL) AS parked,"
+	"                    pg_catalog.min(x.created_at) FILTER (WHERE x.parked_at IS NULL) AS oldest"
+	"               FROM (SELECT p.subscriber, e.created_at, p.available_at, p.parked_at,"
+	"                            NOT p.first AND EXISTS (SELECT FROM %1$s.okno_delivery AS q"
+	"                             WHERE q.bucket OPERATOR(pg_catalog.=) p.bucket"
+	"                               AND q.subscriber OPERATOR(pg_catalog.=) p.subscriber"
+	"                               AND q." OKNO_DELIVERY_KEY " OPERATOR(pg_catalog.=) p." OKNO_DELIVERY_KEY
+	"                               AND q.delivered_at IS NULL"
+	"                               AND q.event_id OPERATOR(pg_catalog.<>) p.event_id"
+	"                               AND" OKNO_SQL_EARLIER("q.event_id", "p.event_id") ") AS held"
+	"                       FROM %1$s.okno_delivery AS p"
+	"                       JOIN %1$s.outbox AS e"
+	"                         ON e." OKNO_OUTBOX_BUCKET_COLUMN " OPERATOR(pg_catalog.=) p.bucket"
+	"                        AND e.id OPERATOR(pg_catalog.=) p.event_id"
+	"                      WHERE p.delivered_at IS NULL) AS x"
+	"              GROUP BY x.subscriber) AS d ON d.subscriber OPERATOR(pg_catalog.=) u.name"
+	" ORDER BY u.name",
+	.nargs = 0
+};
+
 #define SUBSCRIBER_COUNTS_ONE_SHARD_SQL(F) \
 	"WITH s AS (" OUTBOX_COUNTS_ONE_SHARD_SQL(F) ")" DEFAULT_SUBSCRIBER_COUNTS
 
@@ -198,8 +238,8 @@ static OknoPlan subscriber_counts_one_shard_plan = {
  * Run one of the plans above: plan, or where Citus has outbox buckets_plan
  * (distributed by bucket) or one_shard_plan (in one shard), which take the
  * live rows of its shards, counted first (inside the counts' query Citus
- * returned garbage for them); the rows are in SPI_tuptable.  (Named
- * subscribers are not served there: okno_subscribe refuses them.)
+ * returned garbage for them); the rows are in SPI_tuptable.  (The named
+ * subscribers' counts on a cluster: named_counts_buckets_plan.)
  */
 static void
 run_counts(OknoPlan *plan, OknoPlan *buckets_plan, OknoPlan *one_shard_plan)
@@ -261,6 +301,24 @@ okno_outbox_counts(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The rows of the last statement into rsinfo's result set, through values
+ * and nulls (of its width)
+ */
+static void
+put_rows(ReturnSetInfo *rsinfo, Datum *values, bool *nulls)
+{
+	uint64		i;
+
+	if (SPI_tuptable->tupdesc->natts != rsinfo->setDesc->natts)
+		elog(ERROR, "subscriber counts returned %d columns", SPI_tuptable->tupdesc->natts);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, values, nulls);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+/*
  * okno_subscriber_counts(OUT subscriber text, ...) RETURNS SETOF record
  */
 Datum
@@ -270,7 +328,6 @@ okno_subscriber_counts(PG_FUNCTION_ARGS)
 	OknoGuard	guard;
 	Datum	   *values;
 	bool	   *nulls;
-	uint64		i;
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	values = palloc(rsinfo->setDesc->natts * sizeof(Datum));
@@ -280,12 +337,14 @@ okno_subscriber_counts(PG_FUNCTION_ARGS)
 	okno_spi_connect();
 	run_counts(&subscriber_counts_plan, &subscriber_counts_buckets_plan,
 			   &subscriber_counts_one_shard_plan);
-	if (SPI_tuptable->tupdesc->natts != rsinfo->setDesc->natts)
-		elog(ERROR, "subscriber counts returned %d columns", SPI_tuptable->tupdesc->natts);
-	for (i = 0; i < SPI_processed; i++)
+	put_rows(rsinfo, values, nulls);
+	if (okno_binding()->outbox_buckets && okno_named_on_citus())
 	{
-		heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, values, nulls);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		int			rc = SPI_execute_plan(okno_plan(&named_counts_buckets_plan), NULL, NULL,
+										  true, 0);
+
+		okno_check_spi(rc, SPI_OK_SELECT, "subscribers' counts");
+		put_rows(rsinfo, values, nulls);
 	}
 	okno_spi_finish();
 	okno_guard_end(&guard);

@@ -269,6 +269,44 @@ static OknoPlan event_delete_rest_shard_plan = {
 };
 
 /*
+ * The same where Citus has the named subscribers too (outbox/fan_out.c:
+ * okno_delivery distributed by bucket with outbox): an event goes once
+ * every subscriber is done with it (no undelivered row of a subscriber
+ * that exists: a removed one's leftover rows hold nothing back), with
+ * every row of it, in its shard (docs/citus/SUBSCRIBERS.md)
+ */
+#define D_IN(e) " AND " e ".bucket OPERATOR(pg_catalog.=) ANY ($4)"
+#define OKNO_SQL_SHARD_SUBSCRIBERS_DONE \
+	" AND NOT EXISTS (SELECT FROM %1$s.okno_subscriber AS u" \
+	"   JOIN %1$s.okno_delivery AS d ON d.subscriber OPERATOR(pg_catalog.=) u.name" D_IN("d") \
+	"    AND d.bucket OPERATOR(pg_catalog.=) e." OKNO_OUTBOX_BUCKET_COLUMN \
+	"    AND d.event_id OPERATOR(pg_catalog.=) e.id" \
+	"  WHERE d.delivered_at IS NULL)" \
+	" RETURNING e." OKNO_OUTBOX_BUCKET_COLUMN " AS bucket, e.id)," \
+	" states AS (DELETE FROM %1$s.okno_delivery AS d USING gone" \
+	"  WHERE d.bucket OPERATOR(pg_catalog.=) gone.bucket" D_IN("d") \
+	"    AND d.event_id OPERATOR(pg_catalog.=) gone.id)" \
+	" SELECT pg_catalog.count(*) FROM gone"
+
+static OknoPlan event_delete_shard_named_plan = {
+	.sql =
+	"WITH gone AS (DELETE FROM %1$s.outbox AS e"
+	" WHERE e.id OPERATOR(pg_catalog.>) $1 AND e.id OPERATOR(pg_catalog.<=) $2" D_IN("e")
+	" AND e.delivered_at OPERATOR(pg_catalog.<) $3"
+	OKNO_SQL_SHARD_SUBSCRIBERS_DONE,
+	EVENT_SHARD_ARGS(UUIDOID)
+};
+
+static OknoPlan event_delete_rest_shard_named_plan = {
+	.sql =
+	"WITH gone AS (DELETE FROM %1$s.outbox AS e"
+	" WHERE e.id OPERATOR(pg_catalog.>) $1 AND $2::pg_catalog.uuid IS NULL" D_IN("e")
+	" AND e.delivered_at OPERATOR(pg_catalog.<) $3"
+	OKNO_SQL_SHARD_SUBSCRIBERS_DONE,
+	EVENT_SHARD_ARGS(UUIDOID)
+};
+
+/*
  * 0.5.0: the same, for events every subscriber is done with ($4: this
  * cluster's system identifier), with the subscribers' delivery states
  */
@@ -398,6 +436,10 @@ static const OknoPurgeWalk event_shard_walk = {
 	"outbox purge", 1, &event_boundary_shard_plan, &event_delete_shard_plan,
 	&event_delete_rest_shard_plan, false, NULL
 };
+static const OknoPurgeWalk event_shard_named_walk = {
+	"outbox purge", 1, &event_boundary_shard_plan, &event_delete_shard_named_plan,
+	&event_delete_rest_shard_named_plan, true, NULL
+};
 static const OknoPurgeWalk event_walk_0_5 = {
 	"outbox purge", 1, &event_boundary_plan, &event_delete_0_5_plan,
 	&event_delete_rest_0_5_plan, true, NULL
@@ -457,7 +499,8 @@ purge_tombstones(TimestampTz before)
  * Delete the events delivered before 'before'; from okno 0.5.0 on
  * (subscribers) only those every subscriber is done with, with their
  * delivery states; where Citus distributes outbox by bucket (by_shard),
- * shard by shard, in the shards' order.
+ * shard by shard, in the shards' order, with the named subscribers' rows
+ * where Citus has them.
  */
 static uint64
 purge_events(TimestampTz before, bool subscribers, bool by_shard)
@@ -475,7 +518,8 @@ purge_events(TimestampTz before, bool subscribers, bool by_shard)
 	for (k = 0; k < sh->nshards; k++)
 	{
 		extra[1] = sh->shard[k].buckets;
-		deleted += okno_purge_walk(&event_shard_walk, &start, extra, 2);
+		deleted += okno_purge_walk(okno_named_on_citus() ? &event_shard_named_walk :
+								   &event_shard_walk, &start, extra, 2);
 	}
 	return deleted;
 }
@@ -562,7 +606,7 @@ purge(FunctionCallInfo fcinfo, bool record_horizon, bool subscribers, bool tombs
 		keys = purge_keys_0_7(keys_before, app_tables, keys_citus, op_keys_citus, stones_citus);
 	else
 		keys = purge_keys(keys_before, false, false, false, false);
-	/* on a cluster, with no subscriber (okno_purge_cluster_check) */
+	/* on a cluster, with Citus's subscribers if any (okno_purge_cluster_check) */
 	if (app_tables)
 		events = purge_events(events_before, subscribers && !events_citus,
 							  events_citus && okno_binding()->outbox_buckets);

@@ -21,6 +21,7 @@
 #include "utils/memutils.h"
 
 #include "base/base.h"
+#include "outbox/outbox.h"
 #include "keys/keys.h"
 #include "maintenance/maintenance.h"
 
@@ -156,7 +157,10 @@ static OknoPlan in_doubt_plan = {
 	.own = true
 };
 
-/* whether a named subscriber exists (refused on a cluster) */
+/*
+ * whether a named subscriber exists (refused on a cluster that does not
+ * have them laid out: outbox/fan_out.c)
+ */
 static OknoPlan any_subscriber_plan = {
 	.sql = "SELECT FROM %1$s.okno_subscriber LIMIT 1",
 	.nargs = 0,
@@ -378,7 +382,8 @@ okno_purge_cluster_check(bool app_tables, bool tombstones)
 							   get_rel_name(own[i])),
 					 errhint("Call SELECT * FROM okno_distribute_own_tables() on the coordinator as a superuser, then okno_purge() again.")));
 
-	if (b != NULL && b->citus[OKNO_REL_OUTBOX])
+	if (b != NULL && b->citus[OKNO_REL_OUTBOX] &&
+		!(b->outbox_buckets && okno_named_on_citus()))
 	{
 		rc = SPI_execute_plan(okno_plan(&any_subscriber_plan), NULL, NULL, true, 1);
 		okno_check_spi(rc, SPI_OK_SELECT, "subscribers");

@@ -231,6 +231,7 @@ okno_emit(PG_FUNCTION_ARGS)
 								"outbox.order_key: missing (the order keys of okno_emit() need it)",
 								false, NULL);
 	okno_refuse_instead_rules(OKNO_REL_OUTBOX, "event");
+	okno_fan_out_lock();
 	/* the key's turn, then the id: ids of one key in commit order */
 	if (order_key != NULL)
 		okno_lock_order_key(VARDATA_ANY(order_key), VARSIZE_ANY_EXHDR(order_key));
@@ -256,6 +257,9 @@ okno_emit(PG_FUNCTION_ARGS)
 	okno_check_spi(rc, SPI_OK_INSERT, "outbox insert");
 	if (SPI_processed != 1)
 		okno_error_not_stored(OKNO_REL_OUTBOX, "event");
+	if (okno_binding()->outbox_buckets)
+		okno_fan_out_event(id, DatumGetInt32(values[4]), kind,
+						   order_key != NULL ? text_to_cstring(order_key) : NULL);
 	okno_spi_finish();
 	okno_notify();
 	okno_guard_end(&guard);

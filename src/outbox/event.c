@@ -118,6 +118,9 @@ okno_store_event(pg_uuid_t *id, const char *kind, Jsonb *payload, const char *or
 	okno_check_spi(rc, SPI_OK_INSERT, "outbox insert");
 	if (SPI_processed != 1)
 		okno_error_not_stored(OKNO_REL_OUTBOX, "event");
+	/* the named subscribers' rows, where Citus has them (fan_out.c) */
+	if (okno_binding()->outbox_buckets)
+		okno_fan_out_event(id, DatumGetInt32(values[3]), kind, order_key);
 }
 
 /*

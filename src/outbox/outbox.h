@@ -7,7 +7,9 @@
  * and the setting okno.notify (event.c); waking the relays that wait in
  * okno_wait when the transaction that wrote or released an event commits,
  * the tags those waiters and prepared transactions hold (wake.c);
- * okno_emit, an event from any function (emit.c).  The
+ * okno_emit, an event from any function (emit.c); where Citus has okno's
+ * named subscribers, their rows of each event, written with it
+ * (fan_out.c).  The
  * wait itself is delivery's (delivery/wait.c): it holds the tags this
  * group looks up, and nothing here calls it.
  *
@@ -85,6 +87,12 @@ extern void okno_store_event(pg_uuid_t *id, const char *kind, Jsonb *payload,
 							 const char *order_key);
 extern void okno_insert_event(const char *kind, Jsonb *payload, const char *order_key);
 extern void okno_notify(void);
+
+/* fan_out.c: named subscribers' rows where Citus has them */
+extern bool okno_named_on_citus(void);
+extern void okno_fan_out_lock(void);
+extern void okno_fan_out_event(const pg_uuid_t *id, int32 bucket, const char *kind,
+							   const char *order_key);
 
 /* emit.c */
 extern void okno_lock_order_key(const char *key, int len);

@@ -14,7 +14,7 @@ CREATE SCHEMA okno_tap;
 CREATE EXTENSION okno SCHEMA okno_tap CASCADE;
 DO $$ BEGIN PERFORM okno_tap.okno_create_tables(); END $$;
 
-SELECT plan(429);
+SELECT plan(430);
 
 -- tables
 SELECT tables_are('okno_tap', ARRAY['actors', 'resources', 'bookings', 'idempotency', 'outbox', 'okno_purge_horizon', 'okno_discarded',
@@ -308,8 +308,9 @@ SELECT is((SELECT pg_get_constraintdef(oid) FROM pg_constraint
           'CHECK (((name ~ ''^[a-z][a-z0-9_-]{0,62}$''::text) AND (name <> ''default''::text)))',
           'a subscriber''s name follows the rule, and is not "default"');
 SELECT columns_are('okno_tap', 'okno_delivery', ARRAY['subscriber', 'event_id', 'order_key', 'first', 'delivered_at',
-    'attempts', 'last_error', 'available_at', 'parked_at']);
-SELECT col_is_pk('okno_tap', 'okno_delivery', ARRAY['subscriber', 'event_id'], 'okno_delivery is keyed by subscriber and event');
+    'attempts', 'last_error', 'available_at', 'parked_at', 'bucket']);
+SELECT col_is_pk('okno_tap', 'okno_delivery', ARRAY['subscriber', 'event_id', 'bucket'], 'okno_delivery is keyed by subscriber, event and bucket (outbox''s, where Citus distributes them)');
+SELECT col_default_is('okno_tap', 'okno_delivery', 'bucket', '0', 'okno_delivery.bucket is 0 on one server');
 SELECT indexes_are('okno_tap', 'okno_delivery', ARRAY['okno_delivery_pkey', 'okno_delivery_pending', 'okno_delivery_parked', 'okno_delivery_order']);
 SELECT is((SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indexrelid = 'okno_tap.okno_delivery_pending'::regclass),
           'CREATE INDEX okno_delivery_pending ON okno_tap.okno_delivery USING btree (subscriber, event_id) INCLUDE (available_at) WHERE ((delivered_at IS NULL) AND (parked_at IS NULL))',

@@ -12,6 +12,15 @@ INSERT INTO resources (name) SELECT 'room ' || g FROM generate_series(3, 6) AS g
 -- column would, without a privilege on the sequence
 CREATE ROLE regress_okno_citus_app LOGIN;  -- (Citus connects to the workers as the role)
 GRANT SELECT, INSERT ON actors, resources, bookings, idempotency, outbox TO regress_okno_citus_app;
+-- where Citus has okno's named subscribers (okno_distribute_own_tables()),
+-- a writer reads their list beside its event: without SELECT on it, the
+-- create is refused, nothing written
+SET ROLE regress_okno_citus_app;
+\set VERBOSITY terse
+SELECT okno_create_booking(2, 'c-app', '{"resource_id":6,"starts_at":"2030-06-01T10:00:00Z","ends_at":"2030-06-01T11:00:00Z"}') ->> 'status' AS status;
+\set VERBOSITY default
+RESET ROLE;
+GRANT SELECT ON okno_subscriber TO regress_okno_citus_app;
 SET ROLE regress_okno_citus_app;
 SELECT okno_create_booking(2, 'c-app', '{"resource_id":6,"starts_at":"2030-06-01T10:00:00Z","ends_at":"2030-06-01T11:00:00Z"}') ->> 'status' AS status;
 -- the statements that take a lock on another node's shard lock no row
@@ -23,5 +32,5 @@ SET okno.key_wait = off;
 SELECT okno_create_booking(2, 'c-app-2', '{"resource_id":6,"starts_at":"2030-06-02T10:00:00Z","ends_at":"2030-06-02T11:00:00Z"}') ->> 'status' AS status;
 RESET okno.key_wait;
 RESET ROLE;
-REVOKE ALL ON actors, resources, bookings, idempotency, outbox FROM regress_okno_citus_app;
+REVOKE ALL ON actors, resources, bookings, idempotency, outbox, okno_subscriber FROM regress_okno_citus_app;
 DROP ROLE regress_okno_citus_app;

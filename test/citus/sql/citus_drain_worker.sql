@@ -4,3 +4,4 @@
 \set day 02
 \i test/citus/drain.psql
 \i test/citus/purge.psql
+\i test/citus/subscribers.psql

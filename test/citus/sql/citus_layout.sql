@@ -165,6 +165,18 @@ SELECT count(*) AS events,
 -- tombstone must be found from every node
 SELECT * FROM okno_purge(interval '30 days', interval '30 days');
 
+-- named subscribers need okno's own tables laid out: refused until then
+\set VERBOSITY terse
+SELECT okno_subscribe('layout-journal');
+\set VERBOSITY default
+-- and okno's own tables are not laid out while a subscriber of one
+-- server exists (written by hand here), nothing changed
+BEGIN;
+INSERT INTO okno_subscriber (name, subscribed_at, since, copied_snapshot, copied_system, copied_at)
+VALUES ('layout-journal', now(), now(), pg_current_snapshot(), 1, now());
+SELECT * FROM okno_distribute_own_tables();
+ROLLBACK;
+
 -- okno's own tables of keys: distributed by okno_distribute_own_tables(),
 -- by a superuser (they are okno's, owned by the superuser that installed
 -- it); a role that is not one is refused before anything changes
@@ -185,10 +197,13 @@ SELECT logicalrelid::regclass AS table_name, partmethod,
   FROM pg_dist_partition
  WHERE logicalrelid::regclass::text LIKE 'okno\_%'
  ORDER BY 1;
+SELECT (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'okno_delivery'::regclass)
+     = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'outbox'::regclass)
+       AS delivery_colocated_with_outbox;
 SELECT request_key, response FROM okno_key;
 SELECT count(*) AS tombstones FROM okno_key_tombstone;
 SELECT t AS table_name, pg_relation_size(t::regclass) AS shell_bytes
-  FROM unnest(ARRAY['okno_key', 'okno_key_tombstone', 'okno_purge_horizon']) AS t
+  FROM unnest(ARRAY['okno_key', 'okno_key_tombstone', 'okno_purge_horizon', 'okno_subscriber', 'okno_delivery']) AS t
  ORDER BY t;
 -- okno's other tables stay each node's own
 SELECT success, result

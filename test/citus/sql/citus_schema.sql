@@ -170,8 +170,13 @@ SELECT count(*) AS pending FROM okno_key_tombstone WHERE expired_at = 'infinity'
 SELECT okno_create_booking(2, 'w-1', '{"resource_id":2,"starts_at":"2031-01-02T10:00:00Z","ends_at":"2031-01-02T11:00:00Z"}');
 SELECT * FROM okno_verify() WHERE detail LIKE '% of actor 2';
 
--- not served here yet, refused with one error
+-- not served here yet, refused with one error: named subscribers, and
+-- okno's own tables laid out for them (okno_delivery goes with an outbox
+-- distributed by bucket; here it is the schema's, in one shard)
 SELECT okno_subscribe('journal');
+\set VERBOSITY default
+SELECT * FROM okno_distribute_own_tables();
+\set VERBOSITY terse
 
 -- okno read and wrote no shell: the rows are in the shards
 SELECT c.relname, pg_relation_size(c.oid) AS shell_bytes
