@@ -53,7 +53,9 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/table.h"
+#include "catalog/pg_authid.h"
 #include "access/xact.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -62,6 +64,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 
 #include "base/base.h"
 
@@ -363,6 +366,31 @@ okno_guard_end(OknoGuard *guard)
 						 GetUserNameFromId(owner, true))));
 }
 
+/* the owner of the table relid */
+static Oid
+rel_owner(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	Oid			owner = rel->rd_rel->relowner;
+
+	table_close(rel, NoLock);
+	return owner;
+}
+
+/* whether role may log in (rolcanlogin) */
+static bool
+role_can_login(Oid role)
+{
+	HeapTuple	tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(role));
+	bool		can;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for role %u", role);
+	can = ((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin;
+	ReleaseSysCache(tup);
+	return can;
+}
+
 /*
  * Run plan (with values, at most count rows), a statement that locks rows
  * of the table relid (FOR UPDATE, of none: it opens Citus's transaction
@@ -373,9 +401,28 @@ okno_guard_end(OknoGuard *guard)
 int
 okno_execute_locking(Oid relid, OknoPlan *plan, Datum *values, long count)
 {
+	Oid			owner;
+
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_UPDATE) == ACLCHECK_OK ||
 		pg_attribute_aclcheck_all(relid, GetUserId(), ACL_UPDATE, ACLMASK_ANY) == ACLCHECK_OK)
 		return SPI_execute_plan(okno_plan(plan), values, NULL, false, count);
+
+	/*
+	 * Citus sends the statement to the node of the shard as the owner, over
+	 * a connection of the owner's: refused alike wherever the shard is
+	 * (placed here, it would run without one) when the owner cannot log in
+	 */
+	owner = rel_owner(relid);
+	if (!role_can_login(owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("okno cannot lock table %s on its shard's node for role %s",
+						get_rel_name(relid), GetUserNameFromId(GetUserId(), false)),
+				 errdetail("The lock needs UPDATE on the table, which role %s lacks; okno would take it as the table's owner, %s, which cannot log in, and Citus connects to the shard's node as that role.",
+						   GetUserNameFromId(GetUserId(), false), GetUserNameFromId(owner, false)),
+				 errhint("Grant UPDATE on a column of %s to %s, or ALTER ROLE %s LOGIN.",
+						 get_rel_name(relid), GetUserNameFromId(GetUserId(), false),
+						 GetUserNameFromId(owner, false))));
 	return okno_execute_as_owner(relid, plan, values, count);
 }
 
@@ -392,11 +439,9 @@ okno_execute_as_owner(Oid relid, OknoPlan *plan, Datum *values, long count)
 {
 	Oid			save_userid;
 	int			save_sec_context;
-	Relation	rel = table_open(relid, AccessShareLock);
-	Oid			owner = rel->rd_rel->relowner;
+	Oid			owner = rel_owner(relid);
 	int			rc;
 
-	table_close(rel, NoLock);
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_NOFORCE_RLS);

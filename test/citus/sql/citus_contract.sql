@@ -28,6 +28,17 @@ SELECT okno_create_booking(2, 'c-app', '{"resource_id":6,"starts_at":"2030-06-01
 -- asks for UPDATE: for a role without it, okno runs them as the tables'
 -- owner (an order key's turn; a key's lock tried with okno.key_wait off)
 SELECT okno_emit('app.test', '{}', 'c-app-key') IS NOT NULL AS emitted;
+-- ... which Citus does over a connection of the owner's: an owner that
+-- cannot log in is refused with one error, wherever the key's shard is
+-- (the owner made NOLOGIN in a transaction rolled back, on this node only)
+RESET ROLE;
+BEGIN;
+SET LOCAL citus.enable_ddl_propagation = off;
+ALTER ROLE CURRENT_USER NOLOGIN;
+SET LOCAL ROLE regress_okno_citus_app;
+SELECT okno_emit('app.test', '{}', 'c-app-key') IS NOT NULL AS emitted;
+ROLLBACK;
+SET ROLE regress_okno_citus_app;
 SET okno.key_wait = off;
 SELECT okno_create_booking(2, 'c-app-2', '{"resource_id":6,"starts_at":"2030-06-02T10:00:00Z","ends_at":"2030-06-02T11:00:00Z"}') ->> 'status' AS status;
 RESET okno.key_wait;
