@@ -200,11 +200,21 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	/* before any lock: a subscription may wait for the event's writer */
 	okno_fan_out_lock();
 
-	/* 5: replay, key_reused, concurrent_request, key_expired, or new */
+	/*
+	 * 5: replay, key_reused, concurrent_request, key_expired, or new; where
+	 * Citus distributes idempotency, the key's claim is the lookup
+	 * (keys/contract.c), and a new key's tombstone is checked once claimed
+	 */
 	request.key = key;
 	request.in = &in;
 	request.fingerprint = fingerprint;
-	result = okno_key_replay(&okno_booking_keys, &ref, &request, cxt);
+	if (okno_binding()->citus[OKNO_REL_IDEMPOTENCY])
+	{
+		okno_key_before_claim(&okno_booking_keys);
+		result = NULL;
+	}
+	else
+		result = okno_key_replay(&okno_booking_keys, &ref, &request, cxt);
 	*replayed = (result != NULL);
 	if (result == NULL)
 		result = create_new(&ref, key, &in, fingerprint, cxt);

@@ -292,6 +292,7 @@ okno_insert_sql(const OknoKeyRef *ref, const OknoBookingIn *in, text *key,
 							true, cxt);
 		if (result == NULL)
 			return NULL;
+		okno_key_claimed_new(ref);
 		insert_booking(ref->actor, in, booking_id);
 	}
 	else

@@ -102,6 +102,36 @@ okno_key_replay(const OknoKeyStore *store, const OknoKeyRef *ref,
 }
 
 /*
+ * Step 2 where the key's row is claimed first (Citus: see above) and the
+ * claim itself is the lookup: nothing is read before it, which saves the
+ * key's shard a round trip per request.  The caller must be allowed to
+ * store the key; then it claims the row, and a claim that inserts nothing
+ * is a key another request stored (the caller looks it up then:
+ * okno_key_replay), while a claim that inserts it is a new key, for which
+ * okno_key_claimed_new checks the tombstone.  Under REPEATABLE READ or
+ * SERIALIZABLE a key committed after the snapshot fails the claim
+ * (concurrent_request, okno_key_claim_row), one committed before it is
+ * found.
+ */
+void
+okno_key_before_claim(const OknoKeyStore *store)
+{
+	store->check_privileges(true);
+}
+
+/*
+ * The key ref names was claimed, new: a key okno_purge expired is
+ * answered key_expired, not run again (the error rolls the claim back).
+ * (A key that is stored beside its tombstone between a cluster's two
+ * purges is not new: its claim inserted nothing, and it is replayed.)
+ */
+void
+okno_key_claimed_new(const OknoKeyRef *ref)
+{
+	okno_check_expired(ref);
+}
+
+/*
  * Run plan with values: the statement that claims the key ref names by
  * inserting its row, INSERT ... ON CONFLICT DO NOTHING (see above).
  * Returns whether it inserted the row; false when another transaction's

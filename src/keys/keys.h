@@ -120,6 +120,8 @@ extern void okno_key_lock(const OknoKeyStore *store, const OknoKeyRef *ref);
 extern Jsonb *okno_key_replay(const OknoKeyStore *store, const OknoKeyRef *ref,
 							  const void *request, MemoryContext cxt);
 extern Datum okno_key_result(FunctionCallInfo fcinfo, Jsonb *response, bool replayed);
+extern void okno_key_before_claim(const OknoKeyStore *store);
+extern void okno_key_claimed_new(const OknoKeyRef *ref);
 extern bool okno_key_claim_row(const OknoKeyRef *ref, SPIPlanPtr plan, Datum *values,
 							   int expected);
 extern OknoShardLock okno_key_try_lock_on_shard(const OknoKeyRef *ref, Oid relid, OknoPlan *plan,
