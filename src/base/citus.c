@@ -276,7 +276,7 @@ okno_refuse_on_citus(const char *what)
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("%s is not supported where Citus distributes okno's tables", what),
-			 errdetail("okno runs bookings, operations' keys, okno_emit, the default subscriber's delivery, its verbs and counts, okno_verify and okno_purge on a Citus cluster; not yet this."),
+			 errdetail("okno runs bookings, operations' keys, okno_emit, the default subscriber's delivery, its verbs and counts, named subscribers in row mode, okno_verify and okno_purge on a Citus cluster; not yet this."),
 			 errhint("See README, \"Scaling out with Citus\".")));
 }
 
