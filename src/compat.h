@@ -74,14 +74,14 @@ okno_set_rte_perms(RangeTblEntry *rte, List **perminfos, AclMode perms,
 #endif
 }
 
-static inline void
-okno_check_perms(List *rtable, List *perminfos)
+static inline bool
+okno_check_perms(List *rtable, List *perminfos, bool raise)
 {
 #if PG_VERSION_NUM >= 160000
-	(void) ExecCheckPermissions(rtable, perminfos, true);
+	return ExecCheckPermissions(rtable, perminfos, raise);
 #else
 	(void) perminfos;
-	(void) ExecCheckRTPerms(rtable, true);
+	return ExecCheckRTPerms(rtable, raise);
 #endif
 }
 

@@ -73,7 +73,17 @@ okno_rt_add(OknoRangeTable *rt, Oid relid, AclMode perms,
 void
 okno_rt_check(const OknoRangeTable *rt)
 {
-	okno_check_perms(rt->rtable, rt->perminfos);
+	(void) okno_check_perms(rt->rtable, rt->perminfos, true);
+}
+
+/*
+ * Whether the current user has the privileges rt's statement asks for
+ * (okno_rt_check without the error).
+ */
+bool
+okno_rt_allowed(const OknoRangeTable *rt)
+{
+	return okno_check_perms(rt->rtable, rt->perminfos, false);
 }
 
 /*

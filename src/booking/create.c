@@ -208,11 +208,9 @@ create_booking(FunctionCallInfo fcinfo, const char *fname, bool *replayed)
 	request.key = key;
 	request.in = &in;
 	request.fingerprint = fingerprint;
-	if (okno_binding()->citus[OKNO_REL_IDEMPOTENCY])
-	{
-		okno_key_before_claim(&okno_booking_keys);
+	if (okno_binding()->citus[OKNO_REL_IDEMPOTENCY] &&
+		okno_key_before_claim(&okno_booking_keys))
 		result = NULL;
-	}
 	else
 		result = okno_key_replay(&okno_booking_keys, &ref, &request, cxt);
 	*replayed = (result != NULL);

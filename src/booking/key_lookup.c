@@ -71,17 +71,22 @@ const OknoDirectCols okno_idempotency_cols = {
  * nothing of it: neither that a request holds it nor that it expired
  * (42501, as the statements would raise it later).
  */
-static void
-check_key_privileges(bool store)
+static bool
+check_key_privileges(bool store, bool raise)
 {
 	Oid			relid = okno_relid(OKNO_REL_IDEMPOTENCY);
 	const OknoDirectRel *r;
+	const OknoRangeTable *rt;
 
 	if (!OidIsValid(relid))
-		return;
+		return true;
 	r = okno_direct_rel(relid, &okno_idempotency_cols);
-	if (r->all_columns)
-		okno_rt_check(store ? &r->write_rt : &r->read_rt);
+	if (!r->all_columns)
+		return true;
+	rt = store ? &r->write_rt : &r->read_rt;
+	if (raise)
+		okno_rt_check(rt);
+	return okno_rt_allowed(rt);
 }
 
 /*

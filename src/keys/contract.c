@@ -59,7 +59,7 @@ void
 okno_key_lock(const OknoKeyStore *store, const OknoKeyRef *ref)
 {
 	/* a role that may not read the key learns nothing of it */
-	store->check_privileges(false);
+	(void) store->check_privileges(false, true);
 	okno_lock_key(ref);
 	/* across nodes, with okno.key_wait off (key_lock.c) */
 	if (!okno_key_wait() && store->try_lock_on_shard != NULL &&
@@ -96,7 +96,7 @@ okno_key_replay(const OknoKeyStore *store, const OknoKeyRef *ref,
 	}
 
 	/* a key okno_purge expired is answered, not run again (to a role that may store it) */
-	store->check_privileges(true);
+	(void) store->check_privileges(true, true);
 	okno_check_expired(ref);
 	return NULL;
 }
@@ -104,19 +104,21 @@ okno_key_replay(const OknoKeyStore *store, const OknoKeyRef *ref,
 /*
  * Step 2 where the key's row is claimed first (Citus: see above) and the
  * claim itself is the lookup: nothing is read before it, which saves the
- * key's shard a round trip per request.  The caller must be allowed to
- * store the key; then it claims the row, and a claim that inserts nothing
- * is a key another request stored (the caller looks it up then:
- * okno_key_replay), while a claim that inserts it is a new key, for which
- * okno_key_claimed_new checks the tombstone.  Under REPEATABLE READ or
- * SERIALIZABLE a key committed after the snapshot fails the claim
- * (concurrent_request, okno_key_claim_row), one committed before it is
- * found.
+ * key's shard a round trip per request.  Whether the caller may store the
+ * key: then it claims the row, and a claim that inserts nothing is a key
+ * another request stored (the caller looks it up then: okno_key_replay),
+ * while a claim that inserts it is a new key, for which
+ * okno_key_claimed_new checks the tombstone; else it looks the key up
+ * first (okno_key_replay), so that a role that may read keys but not store
+ * them is still answered a stored key's replay, as on one server.  Under
+ * REPEATABLE READ or SERIALIZABLE a key committed after the snapshot fails
+ * the claim (concurrent_request, okno_key_claim_row), one committed before
+ * it is found.
  */
-void
+bool
 okno_key_before_claim(const OknoKeyStore *store)
 {
-	store->check_privileges(true);
+	return store->check_privileges(true, false);
 }
 
 /*

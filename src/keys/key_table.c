@@ -154,19 +154,28 @@ key_table(void)
  * may not look the key up, or not store it, learns nothing of it: neither
  * that a request holds it nor that it expired (42501).
  */
-static void
-check_privileges(bool store)
+static bool
+check_privileges(bool store, bool raise)
 {
 	const OknoDirectRel *r = key_table();
+	const OknoRangeTable *rt = store ? &r->write_rt : &r->read_rt;
 
-	okno_rt_check(store ? &r->write_rt : &r->read_rt);
+	if (raise)
+		okno_rt_check(rt);
+	else if (!okno_rt_allowed(rt))
+		return false;
 	/* the table's privilege, or the column's */
 	if (store && r->citus &&
 		pg_class_aclcheck(r->relid, GetUserId(), ACL_UPDATE) != ACLCHECK_OK &&
 		pg_attribute_aclcheck(r->relid, r->attnum[COL_RESPONSE], GetUserId(),
 							  ACL_UPDATE) != ACLCHECK_OK)
-		aclcheck_error_col(ACLCHECK_NO_PRIV, OBJECT_TABLE, OKNO_KEY_TABLE,
-						   key_cols.names[COL_RESPONSE]);
+	{
+		if (raise)
+			aclcheck_error_col(ACLCHECK_NO_PRIV, OBJECT_TABLE, OKNO_KEY_TABLE,
+							   key_cols.names[COL_RESPONSE]);
+		return false;
+	}
+	return true;
 }
 
 /*

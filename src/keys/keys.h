@@ -101,8 +101,11 @@ typedef struct OknoStoredKey
  */
 typedef struct OknoKeyStore
 {
-	/* 42501 unless the caller may read (store: and store) the keys */
-	void		(*check_privileges) (bool store);
+	/*
+	 * whether the caller may read (store: and store) the keys; with raise,
+	 * 42501 unless it may
+	 */
+	bool		(*check_privileges) (bool store, bool raise);
 	/* try ref's key's lock on its shard's node, where Citus has the store */
 	OknoShardLock (*try_lock_on_shard) (const OknoKeyRef *ref);
 	/* ref's key is claimed by this transaction, not stored (NULL: never) */
@@ -120,7 +123,7 @@ extern void okno_key_lock(const OknoKeyStore *store, const OknoKeyRef *ref);
 extern Jsonb *okno_key_replay(const OknoKeyStore *store, const OknoKeyRef *ref,
 							  const void *request, MemoryContext cxt);
 extern Datum okno_key_result(FunctionCallInfo fcinfo, Jsonb *response, bool replayed);
-extern void okno_key_before_claim(const OknoKeyStore *store);
+extern bool okno_key_before_claim(const OknoKeyStore *store);
 extern void okno_key_claimed_new(const OknoKeyRef *ref);
 extern bool okno_key_claim_row(const OknoKeyRef *ref, SPIPlanPtr plan, Datum *values,
 							   int expected);

@@ -45,3 +45,18 @@ RESET okno.key_wait;
 RESET ROLE;
 REVOKE ALL ON actors, resources, bookings, idempotency, outbox, okno_subscriber FROM regress_okno_citus_app;
 DROP ROLE regress_okno_citus_app;
+
+-- a role that may read the keys but not store them: a stored key's
+-- replay, as on one server (a create claims its key first only for a role
+-- that may store it); a new key refused, nothing written
+CREATE ROLE regress_okno_citus_reader LOGIN;
+GRANT SELECT ON actors, resources, bookings, idempotency, outbox, okno_subscriber TO regress_okno_citus_reader;
+SET ROLE regress_okno_citus_reader;
+SELECT okno_create_booking(2, 'c-app', '{"resource_id":6,"starts_at":"2030-06-01T10:00:00Z","ends_at":"2030-06-01T11:00:00Z"}') ->> 'status' AS status;
+\set VERBOSITY terse
+SELECT okno_create_booking(2, 'c-reader', '{"resource_id":6,"starts_at":"2030-06-03T10:00:00Z","ends_at":"2030-06-03T11:00:00Z"}') ->> 'status' AS status;
+\set VERBOSITY default
+RESET ROLE;
+SELECT count(*) AS keys_of_the_reader FROM idempotency WHERE request_key = 'c-reader';
+REVOKE ALL ON actors, resources, bookings, idempotency, outbox, okno_subscriber FROM regress_okno_citus_reader;
+DROP ROLE regress_okno_citus_reader;
