@@ -236,8 +236,7 @@ typedef struct OknoRangeTable
 
 extern void okno_rt_add(OknoRangeTable *rt, Oid relid, AclMode perms,
 						const AttrNumber *selected, const AttrNumber *inserted);
-extern void okno_rt_check(const OknoRangeTable *rt);
-extern bool okno_rt_allowed(const OknoRangeTable *rt);
+extern bool okno_rt_check(const OknoRangeTable *rt, bool raise);
 extern void okno_rt_init_estate(EState *estate, const OknoRangeTable *rt);
 extern AttrNumber okno_attnum(Oid relid, const char *name);
 extern bool okno_index_is(Relation index, Oid relid, int natts,

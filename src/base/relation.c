@@ -67,23 +67,14 @@ okno_rt_add(OknoRangeTable *rt, Oid relid, AclMode perms,
 }
 
 /*
- * The executor's privilege check of the statement's range table, with its
- * error (42501) on a missing privilege; ExecutorCheckPerms_hook sees it.
- */
-void
-okno_rt_check(const OknoRangeTable *rt)
-{
-	(void) okno_check_perms(rt->rtable, rt->perminfos, true);
-}
-
-/*
- * Whether the current user has the privileges rt's statement asks for
- * (okno_rt_check without the error).
+ * The executor's privilege check of the statement's range table: whether
+ * the current user has what it asks for, and with raise its error (42501)
+ * on a missing privilege; ExecutorCheckPerms_hook sees it.
  */
 bool
-okno_rt_allowed(const OknoRangeTable *rt)
+okno_rt_check(const OknoRangeTable *rt, bool raise)
 {
-	return okno_check_perms(rt->rtable, rt->perminfos, false);
+	return okno_check_perms(rt->rtable, rt->perminfos, raise);
 }
 
 /*

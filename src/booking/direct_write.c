@@ -247,7 +247,7 @@ okno_insert_direct(int32 actor, const OknoBookingIn *in, text *key,
 	xc = okno_direct_xact(info, rels);
 
 	/* the executor's privilege check, before anything else */
-	okno_rt_check(&info->rt);
+	(void) okno_rt_check(&info->rt, true);
 
 	/* the statement's snapshot, and its output command id */
 	okno_push_statement_snapshot(InvalidSnapshot);

@@ -84,9 +84,7 @@ check_key_privileges(bool store, bool raise)
 	if (!r->all_columns)
 		return true;
 	rt = store ? &r->write_rt : &r->read_rt;
-	if (raise)
-		okno_rt_check(rt);
-	return okno_rt_allowed(rt);
+	return okno_rt_check(rt, raise);
 }
 
 /*
@@ -147,7 +145,7 @@ lookup_key_direct(int32 actor, text *key, Snapshot snapshot,
 		okno_direct_close(r);
 		return false;
 	}
-	okno_rt_check(&r->read_rt);
+	(void) okno_rt_check(&r->read_rt, true);
 
 	okno_push_statement_snapshot(snapshot);
 	values[0] = Int32GetDatum(actor);

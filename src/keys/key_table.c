@@ -160,9 +160,7 @@ check_privileges(bool store, bool raise)
 	const OknoDirectRel *r = key_table();
 	const OknoRangeTable *rt = store ? &r->write_rt : &r->read_rt;
 
-	if (raise)
-		okno_rt_check(rt);
-	else if (!okno_rt_allowed(rt))
+	if (!okno_rt_check(rt, raise))
 		return false;
 	/* the table's privilege, or the column's */
 	if (store && r->citus &&
@@ -308,7 +306,7 @@ lookup(const OknoKeyRef *ref, const void *request pg_attribute_unused(),
 	}
 
 	r = key_table_open(AccessShareLock, true);
-	okno_rt_check(&r->read_rt);
+	(void) okno_rt_check(&r->read_rt, true);
 
 	okno_push_statement_snapshot(snapshot);
 	key_values(ref, key);
@@ -456,7 +454,7 @@ okno_op_key_insert(const OknoKeyRef *ref, const uint8 fingerprint[OKNO_HASH_LEN]
 	}
 
 	r = key_table_open(RowExclusiveLock, false);
-	okno_rt_check(&r->write_rt);
+	(void) okno_rt_check(&r->write_rt, true);
 
 	fp = fingerprint_bytea(fingerprint);
 

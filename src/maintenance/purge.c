@@ -508,18 +508,19 @@ purge_events(TimestampTz before, bool subscribers, bool by_shard)
 	Datum		start = UUIDPGetDatum(palloc0(sizeof(pg_uuid_t)));	/* the nil UUID */
 	Datum		extra[2] = {TimestampTzGetDatum(before), Int64GetDatum((int64) GetSystemIdentifier())};
 	const OknoOutboxShards *sh;
+	const OknoPurgeWalk *walk;
 	uint64		deleted = 0;
 	int			k;
 
 	if (!by_shard)
 		return okno_purge_walk(subscribers ? &event_walk_0_5 : &event_walk, &start, extra,
 						  subscribers ? 2 : 1);
+	walk = okno_named_on_citus() ? &event_shard_named_walk : &event_shard_walk;
 	sh = okno_outbox_shards();
 	for (k = 0; k < sh->nshards; k++)
 	{
 		extra[1] = sh->shard[k].buckets;
-		deleted += okno_purge_walk(okno_named_on_citus() ? &event_shard_named_walk :
-								   &event_shard_walk, &start, extra, 2);
+		deleted += okno_purge_walk(walk, &start, extra, 2);
 	}
 	return deleted;
 }
